@@ -1,0 +1,71 @@
+"""Names shared by every layer: the graph's entry and exit, tags, reserved channels.
+
+Everything here is a plain string constant so that importing it costs nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = [
+    "START",
+    "END",
+    "TAG_HIDDEN",
+    "TAG_NOSTREAM",
+    "INPUT",
+    "INTERRUPT",
+    "RESUME",
+    "ERROR",
+    "NO_WRITES",
+    "TASKS",
+    "RETURN",
+    "PUSH",
+    "PULL",
+    "NULL_TASK_ID",
+    "NS_SEP",
+    "NS_END",
+    "RESERVED",
+    "CONF",
+]
+
+START: Final = "__start__"
+"""The virtual first node of a graph: edges from ``START`` mark entry points."""
+
+END: Final = "__end__"
+"""The virtual last node of a graph: routing to ``END`` finishes that branch."""
+
+TAG_HIDDEN: Final = "langsmith:hidden"
+"""Tag that hides a node from tracing/observability output."""
+
+TAG_NOSTREAM: Final = "nostream"
+"""Tag that keeps a node's chat-model tokens out of the ``messages`` stream."""
+
+# Reserved pseudo-channels. Writes to them are control signals, not state.
+INPUT: Final = "__input__"
+INTERRUPT: Final = "__interrupt__"
+RESUME: Final = "__resume__"
+ERROR: Final = "__error__"
+NO_WRITES: Final = "__no_writes__"
+TASKS: Final = "__pregel_tasks"
+RETURN: Final = "__return__"
+
+PUSH: Final = "__pregel_push"
+"""Task-path marker for tasks created from ``Send`` packets."""
+PULL: Final = "__pregel_pull"
+"""Task-path marker for tasks triggered by channel updates."""
+
+NULL_TASK_ID: Final = "00000000-0000-0000-0000-000000000000"
+"""Task id used for writes that do not come from a node (input, update_state)."""
+
+NS_SEP: Final = "|"
+"""Separates levels of a checkpoint namespace (``parent:task|child:task``)."""
+NS_END: Final = ":"
+"""Separates a node name from its task id inside one namespace level."""
+
+CONF: Final = "configurable"
+"""The key of the ``configurable`` section of a run config."""
+
+RESERVED: Final = frozenset(
+    {INPUT, INTERRUPT, RESUME, ERROR, NO_WRITES, TASKS, RETURN, PUSH, PULL, START, END}
+)
+"""Names that no node or state key may use."""

@@ -1,0 +1,421 @@
+"""Public value types of stategraph: ``Send``, ``Command``, ``Interrupt``, policies,
+snapshots and stream parts, plus :func:`interrupt`.
+
+These are plain data objects with no dependency on the runtime, so every layer can use
+them. ``interrupt()`` reaches the running task through :mod:`stategraph._context`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    ClassVar,
+    Generic,
+    Literal,
+    NamedTuple,
+    TypeVar,
+    Union,
+)
+
+from typing_extensions import TypedDict
+
+from stategraph._context import current_task
+
+if TYPE_CHECKING:
+    from stategraph.checkpoint.base import BaseCheckpointSaver
+
+__all__ = [
+    "All",
+    "StreamMode",
+    "StreamWriter",
+    "Durability",
+    "Checkpointer",
+    "RetryPolicy",
+    "default_retry_on",
+    "CachePolicy",
+    "TimeoutPolicy",
+    "Interrupt",
+    "Send",
+    "Command",
+    "Overwrite",
+    "StateSnapshot",
+    "StateUpdate",
+    "PregelTask",
+    "PregelExecutableTask",
+    "CacheKey",
+    "GraphOutput",
+    "ValuesStreamPart",
+    "UpdatesStreamPart",
+    "CustomStreamPart",
+    "MessagesStreamPart",
+    "TasksStreamPart",
+    "CheckpointStreamPart",
+    "DebugStreamPart",
+    "StreamPart",
+    "interrupt",
+]
+
+N = TypeVar("N", covariant=True)
+T = TypeVar("T")
+
+All = Literal["*"]
+"""Use ``"*"`` for ``interrupt_before``/``interrupt_after`` to mean every node."""
+
+StreamMode = Literal["values", "updates", "checkpoints", "tasks", "debug", "messages", "custom"]
+"""What ``stream()`` emits: see the streaming docs for each mode's payload."""
+
+StreamWriter = Callable[[Any], None]
+"""A function that emits a chunk on the ``custom`` stream."""
+
+Durability = Literal["sync", "async", "exit"]
+"""When checkpoints are saved: before the next step, in the background, or at exit."""
+
+Checkpointer = Union[None, bool, "BaseCheckpointSaver"]
+"""``None`` inherits the parent's saver, ``False`` disables, ``True`` keeps its own."""
+
+
+_NOT_RETRIED: tuple[type[BaseException], ...] = (
+    ValueError,
+    TypeError,
+    ArithmeticError,
+    ImportError,
+    LookupError,
+    NameError,
+    SyntaxError,
+    RuntimeError,
+    ReferenceError,
+    StopIteration,
+    StopAsyncIteration,
+    OSError,
+)
+
+
+def default_retry_on(exc: Exception) -> bool:
+    """Retry connection errors and errors of unknown kind; not programming errors.
+
+    ``ConnectionError`` is an ``OSError`` but is retried. ``ValueError``, ``TypeError``,
+    ``ArithmeticError``, ``ImportError``, ``LookupError``, ``NameError``, ``SyntaxError``,
+    ``RuntimeError``, ``ReferenceError``, ``StopIteration`` and other ``OSError`` s are not.
+    """
+    if isinstance(exc, ConnectionError):
+        return True
+    return not isinstance(exc, _NOT_RETRIED)
+
+
+class RetryPolicy(NamedTuple):
+    """How a node is retried when it raises.
+
+    ``max_attempts`` counts the first try: ``max_attempts=3`` means at most three runs.
+    ``retry_on`` is an exception class, a tuple of classes, or a predicate.
+    """
+
+    initial_interval: float = 0.5
+    """Seconds to wait before the first retry."""
+    backoff_factor: float = 2.0
+    """Multiplier applied to the interval after each retry."""
+    max_interval: float = 128.0
+    """Upper bound of the interval between retries, in seconds."""
+    max_attempts: int = 3
+    """Total number of attempts, including the first."""
+    jitter: bool = True
+    """Add up to one second of random jitter to each interval."""
+    retry_on: (
+        type[Exception] | Sequence[type[Exception]] | Callable[[Exception], bool]
+    ) = default_retry_on
+    """Which exceptions to retry."""
+
+
+def _default_cache_key(*args: Any, **kwargs: Any) -> str | bytes:
+    from stategraph._cache_key import default_cache_key
+
+    return default_cache_key(*args, **kwargs)
+
+
+@dataclass
+class CachePolicy(Generic[T]):
+    """Cache a node's writes by a key computed from its input."""
+
+    key_func: Callable[..., str | bytes] = _default_cache_key
+    """Computes the cache key from the node's input (default: stable hash of it)."""
+    ttl: int | None = None
+    """Seconds a cached result stays valid; ``None`` means forever."""
+
+
+@dataclass(frozen=True)
+class TimeoutPolicy:
+    """Per-attempt time limits of a node (async nodes only).
+
+    ``run_timeout`` bounds one attempt's wall time; ``idle_timeout`` bounds the time
+    between two progress signals (stream writes). Exceeding either raises
+    :class:`~stategraph.errors.NodeTimeoutError`, which the retry policy may retry.
+    """
+
+    run_timeout: float | None = None
+    idle_timeout: float | None = None
+    refresh_on: Literal["auto", "heartbeat"] = "auto"
+
+    def __post_init__(self) -> None:
+        for name in ("run_timeout", "idle_timeout"):
+            value = getattr(self, name)
+            if hasattr(value, "total_seconds"):
+                object.__setattr__(self, name, value.total_seconds())
+                value = getattr(self, name)
+            if value is not None and value <= 0:
+                raise ValueError(f"TimeoutPolicy.{name} must be positive, got {value!r}")
+
+
+@dataclass(slots=True)
+class Interrupt:
+    """A value surfaced to the caller when a node calls :func:`interrupt`.
+
+    ``id`` is deterministic: it is derived from the task's checkpoint namespace, so the
+    caller can answer this interrupt with ``Command(resume={id: value})``.
+    """
+
+    value: Any
+    id: str = "placeholder-id"
+    response_schema: dict[str, Any] | None = None
+
+    @classmethod
+    def from_ns(
+        cls, value: Any, ns: str, response_schema: dict[str, Any] | None = None
+    ) -> Interrupt:
+        """Build an interrupt whose id is the xxh3-128 hex digest of ``ns``."""
+        from xxhash import xxh3_128_hexdigest
+
+        return cls(value=value, id=xxh3_128_hexdigest(ns.encode()), response_schema=response_schema)
+
+
+class Send:
+    """A message to run ``node`` once with ``arg`` as its input (a PUSH task).
+
+    Return a list of ``Send`` from a conditional edge to fan out dynamically; each packet
+    becomes one task whose writes merge into the state through the reducers.
+    """
+
+    __slots__ = ("node", "arg")
+
+    node: str
+    arg: Any
+
+    def __init__(self, /, node: str, arg: Any) -> None:
+        self.node = node
+        self.arg = arg
+
+    def __hash__(self) -> int:
+        return hash((self.node, repr(self.arg)))
+
+    def __repr__(self) -> str:
+        return f"Send(node={self.node!r}, arg={self.arg!r})"
+
+    def __eq__(self, value: object) -> bool:
+        return isinstance(value, Send) and self.node == value.node and self.arg == value.arg
+
+
+@dataclass(kw_only=True, slots=True)
+class Command(Generic[N]):
+    """Update state and/or route, or resume an interrupted graph.
+
+    Returned from a node: ``update`` is applied like a dict return, ``goto`` adds
+    dynamic edges (node name, list, ``Send`` or ``END``) *in addition to* static
+    edges, and ``graph=Command.PARENT`` sends the command to the parent graph.
+    Passed as input: ``resume`` answers pending interrupts (a value, or a mapping
+    from interrupt id to value) and ``update``/``goto`` apply before resuming.
+    """
+
+    graph: str | None = None
+    update: Any | None = None
+    resume: dict[str, Any] | Any | None = None
+    goto: Send | Sequence[Send | N] | N = ()
+
+    PARENT: ClassVar[Literal["__parent__"]] = "__parent__"
+
+    def __repr__(self) -> str:
+        parts = ", ".join(
+            f"{f.name}={getattr(self, f.name)!r}"
+            for f in dataclasses.fields(self)
+            if getattr(self, f.name) not in (None, ())
+        )
+        return f"Command({parts})"
+
+    def _update_as_tuples(self) -> Sequence[tuple[str, Any]]:
+        """The update as ``(key, value)`` pairs, whatever its shape."""
+        update = self.update
+        if update is None:
+            return ()
+        if isinstance(update, dict):
+            return list(update.items())
+        if isinstance(update, (list, tuple)) and all(
+            isinstance(t, tuple) and len(t) == 2 and isinstance(t[0], str) for t in update
+        ):
+            return list(update)
+        from stategraph._fields import object_update_items
+
+        items = object_update_items(update)
+        if items is not None:
+            return items
+        return [("__root__", update)]
+
+
+@dataclass(slots=True)
+class Overwrite:
+    """Write ``value`` to a reducer channel directly, bypassing the reducer."""
+
+    value: Any
+
+
+class StateSnapshot(NamedTuple):
+    """The state of a graph at one checkpoint, as returned by ``get_state``."""
+
+    values: dict[str, Any] | Any
+    next: tuple[str, ...]
+    config: dict[str, Any]
+    metadata: dict[str, Any] | None
+    created_at: str | None
+    parent_config: dict[str, Any] | None
+    tasks: tuple[PregelTask, ...]
+    interrupts: tuple[Interrupt, ...] = ()
+
+
+class StateUpdate(NamedTuple):
+    """One update for ``bulk_update_state``: values applied as if ``as_node`` returned them."""
+
+    values: dict[str, Any] | None
+    as_node: str | None = None
+    task_id: str | None = None
+
+
+class PregelTask(NamedTuple):
+    """A task of a snapshot: what will run (or ran) next, and how it ended."""
+
+    id: str
+    name: str
+    path: tuple[str | int | tuple, ...]
+    error: Exception | None = None
+    interrupts: tuple[Interrupt, ...] = ()
+    state: Any = None
+    result: Any | None = None
+
+
+class CacheKey(NamedTuple):
+    """Where a task's cached writes live: namespace, key and time to live."""
+
+    ns: tuple[str, ...]
+    key: str
+    ttl: int | None
+
+
+@dataclass(slots=True, eq=False)
+class PregelExecutableTask:
+    """A task ready to run in the current step (internal to the runtime, but public)."""
+
+    name: str
+    input: Any
+    proc: Any
+    writes: list[tuple[str, Any]]
+    config: dict[str, Any]
+    triggers: Sequence[str]
+    retry_policy: Sequence[RetryPolicy]
+    cache_key: CacheKey | None
+    id: str
+    path: tuple[str | int | tuple, ...]
+    writers: Sequence[Any] = ()
+    subgraphs: Sequence[Any] = ()
+    timeout: TimeoutPolicy | None = None
+
+
+@dataclass(slots=True)
+class GraphOutput(Generic[T]):
+    """The result of ``invoke(..., version="v2")``: the value and any interrupts."""
+
+    value: T
+    interrupts: tuple[Interrupt, ...] = ()
+
+
+class ValuesStreamPart(TypedDict):
+    """A ``values`` chunk of ``stream(version="v2")``."""
+
+    type: Literal["values"]
+    ns: tuple[str, ...]
+    data: Any
+    interrupts: tuple[Interrupt, ...]
+
+
+class UpdatesStreamPart(TypedDict):
+    """An ``updates`` chunk of ``stream(version="v2")``."""
+
+    type: Literal["updates"]
+    ns: tuple[str, ...]
+    data: dict[str, Any]
+
+
+class CustomStreamPart(TypedDict):
+    """A ``custom`` chunk of ``stream(version="v2")``."""
+
+    type: Literal["custom"]
+    ns: tuple[str, ...]
+    data: Any
+
+
+class MessagesStreamPart(TypedDict):
+    """A ``messages`` chunk of ``stream(version="v2")``: ``(message, metadata)``."""
+
+    type: Literal["messages"]
+    ns: tuple[str, ...]
+    data: tuple[Any, dict[str, Any]]
+
+
+class TasksStreamPart(TypedDict):
+    """A ``tasks`` chunk of ``stream(version="v2")``."""
+
+    type: Literal["tasks"]
+    ns: tuple[str, ...]
+    data: dict[str, Any]
+
+
+class CheckpointStreamPart(TypedDict):
+    """A ``checkpoints`` chunk of ``stream(version="v2")``."""
+
+    type: Literal["checkpoints"]
+    ns: tuple[str, ...]
+    data: dict[str, Any]
+
+
+class DebugStreamPart(TypedDict):
+    """A ``debug`` chunk of ``stream(version="v2")``."""
+
+    type: Literal["debug"]
+    ns: tuple[str, ...]
+    data: dict[str, Any]
+
+
+StreamPart = Union[
+    ValuesStreamPart,
+    UpdatesStreamPart,
+    CustomStreamPart,
+    MessagesStreamPart,
+    TasksStreamPart,
+    CheckpointStreamPart,
+    DebugStreamPart,
+]
+
+
+def interrupt(value: Any, *, response_schema: dict[str, Any] | type | None = None) -> Any:
+    """Pause the graph and surface ``value`` to the caller; return the resume value.
+
+    The first call in a task raises :class:`~stategraph.errors.GraphInterrupt`. When the
+    caller resumes with ``Command(resume=...)``, the node runs again from its start and
+    each ``interrupt()`` call returns the resume value given for it, in call order.
+
+    ``response_schema`` may be a JSON-schema dict (shown to the caller, not enforced) or
+    a pydantic model, ``TypedDict`` or dataclass: then the resume value is validated and
+    the validated object is returned; an invalid value raises ``pydantic.ValidationError``
+    and nothing is saved, so the interrupt can be answered again.
+    """
+    ctx = current_task("interrupt()")
+    return ctx.scratchpad.interrupt(ctx, value, response_schema)
+
