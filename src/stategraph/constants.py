@@ -19,6 +19,7 @@ __all__ = [
     "NO_WRITES",
     "TASKS",
     "RETURN",
+    "RESUME_ASKED",
     "PUSH",
     "PULL",
     "NULL_TASK_ID",
@@ -48,6 +49,8 @@ ERROR: Final = "__error__"
 NO_WRITES: Final = "__no_writes__"
 TASKS: Final = "__pregel_tasks"
 RETURN: Final = "__return__"
+RESUME_ASKED: Final = "__resume_asked__"
+"""Pseudo-channel recording which interrupt values a task's resume answers were given for."""
 
 PUSH: Final = "__pregel_push"
 """Task-path marker for tasks created from ``Send`` packets."""
@@ -66,6 +69,6 @@ CONF: Final = "configurable"
 """The key of the ``configurable`` section of a run config."""
 
 RESERVED: Final = frozenset(
-    {INPUT, INTERRUPT, RESUME, ERROR, NO_WRITES, TASKS, RETURN, PUSH, PULL, START, END}
+    {INPUT, INTERRUPT, RESUME, RESUME_ASKED, ERROR, NO_WRITES, TASKS, RETURN, PUSH, PULL, START, END}
 )
 """Names that no node or state key may use."""

@@ -1,0 +1,300 @@
+"""Compilation of a ``StateGraph`` builder into a runnable ``CompiledStateGraph``."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from stategraph._fields import is_pydantic_class
+from stategraph.channels.ephemeral_value import EphemeralValue
+from stategraph.channels.last_value import LastValueAfterFinish
+from stategraph.channels.named_barrier_value import (
+    NamedBarrierValue,
+    NamedBarrierValueAfterFinish,
+)
+from stategraph.constants import END, START
+from stategraph.graph._schema import make_mapper
+from stategraph.graph._write import (
+    BranchWriter,
+    EdgeWriter,
+    StateWriter,
+    branch_channel,
+    goto_writes,
+)
+from stategraph.pregel.call import make_call
+from stategraph.pregel.io import NO_UPDATE
+from stategraph.pregel.main import Pregel
+from stategraph.pregel.node import PregelNode
+from stategraph.types import Command
+
+if TYPE_CHECKING:
+    from stategraph.graph.state import StateGraph
+    from stategraph.pregel.task import Task
+
+__all__ = ["CompiledStateGraph", "compile_graph"]
+
+
+class CompiledStateGraph(Pregel):
+    """A compiled ``StateGraph``: a :class:`~stategraph.pregel.Pregel` with state semantics."""
+
+    builder: StateGraph[Any, Any, Any, Any]
+    state_keys: frozenset[str]
+
+    def task_update(self, task: Task) -> Any:
+        """The state update a task made (what ``stream_mode="updates"`` shows)."""
+        if task.node.metadata.get("__hidden__"):
+            return NO_UPDATE
+        keys = self.state_keys
+        out: dict[str, Any] = {}
+        for chan, val in task.writes:
+            if chan in keys:
+                if chan in out:
+                    prev = out[chan]
+                    out[chan] = [*prev, val] if isinstance(prev, list) and isinstance(val, list) else val
+                else:
+                    out[chan] = val
+        return out or None
+
+    def command_update_writes(self, cmd: Command[Any]) -> list[tuple[str, Any]]:
+        """Writes of ``Command(update=...)`` given as input: state keys only."""
+        writer = StateWriter("__input__", set(self.state_keys), self.nodes, strict=self.strict)
+        return writer.writes_for(Command(update=cmd.update))
+
+    def goto_writes(self, goto: Any) -> list[tuple[str, Any]]:
+        """Writes of ``Command(goto=...)`` given as input."""
+        return goto_writes(goto, self.nodes, "__input__")
+
+    @property
+    def input_schema(self) -> Any:
+        """The graph's input schema."""
+        return self.builder.input_schema
+
+    @property
+    def output_schema(self) -> Any:
+        """The graph's output schema."""
+        return self.builder.output_schema
+
+    def get_input_jsonschema(self) -> dict[str, Any]:
+        """JSON schema of the input (via pydantic)."""
+        from pydantic import TypeAdapter
+
+        return TypeAdapter(self.builder.input_schema).json_schema()
+
+    def get_output_jsonschema(self) -> dict[str, Any]:
+        """JSON schema of the output (via pydantic)."""
+        from pydantic import TypeAdapter
+
+        return TypeAdapter(self.builder.output_schema).json_schema()
+
+    def get_graph(self, config: Mapping[str, Any] | None = None, *, xray: int | bool = False) -> Any:
+        """A drawable view (``draw_mermaid()``, ``draw_ascii()``) of the builder's structure."""
+        from stategraph.graph._draw import draw_state_graph
+
+        return draw_state_graph(self.builder)
+
+
+class _InputWriter:
+    """Writes the graph input to the state: validated, defaults applied, keys filtered."""
+
+    __slots__ = ("schema", "kind", "writer")
+
+    def __init__(self, schema: Any, writer: StateWriter) -> None:
+        self.schema = schema
+        self.kind = (
+            "pydantic" if is_pydantic_class(schema)
+            else "dataclass" if dataclasses.is_dataclass(schema)
+            else "dict"
+        )
+        self.writer = writer
+
+    def coerce(self, value: Any) -> Any:
+        if value is None or isinstance(value, Command):
+            return value
+        if self.kind == "pydantic":
+            if isinstance(value, self.schema):
+                model = value
+            else:
+                try:
+                    model = self.schema.model_validate(value)
+                except Exception as exc:
+                    if hasattr(exc, "add_note"):
+                        exc.add_note(
+                            f"While validating the graph input as {self.schema.__name__}."
+                        )
+                    raise
+            return {k: getattr(model, k) for k in type(model).model_fields}
+        if self.kind == "dataclass":
+            if dataclasses.is_dataclass(value) and not isinstance(value, type):
+                return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+            if isinstance(value, Mapping):
+                out = dict(value)
+                for f in dataclasses.fields(self.schema):
+                    if f.name in out:
+                        continue
+                    if f.default is not dataclasses.MISSING:
+                        out[f.name] = f.default
+                    elif f.default_factory is not dataclasses.MISSING:
+                        out[f.name] = f.default_factory()
+                return out
+        return value
+
+    def __call__(self, task: Task, output: Any) -> None:
+        task.writes.extend(self.writer.writes_for(self.coerce(output)))
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _schema_keys(builder: StateGraph[Any, Any, Any, Any], schema: Any) -> tuple[list[str], dict[str, Any]]:
+    info = builder.schemas[schema]
+    return list(info.channels), dict(info.managed)
+
+
+def compile_graph(
+    builder: StateGraph[Any, Any, Any, Any],
+    *,
+    checkpointer: Any,
+    cache: Any,
+    store: Any,
+    interrupt_before: Any,
+    interrupt_after: Any,
+    debug: bool,
+    name: str,
+    strict: bool,
+) -> CompiledStateGraph:
+    """Build the channels and nodes of a compiled graph from ``builder``."""
+    channels: dict[str, Any] = {k: ch.copy() for k, ch in builder.channels.items()}
+    state_keys = frozenset(channels)
+    managed_all = builder.managed
+    specs = dict(builder.nodes)
+    channels[START] = EphemeralValue(Any, key=START)
+    nodes: dict[str, PregelNode] = {}
+    node_names: dict[str, Any] = {START: None, **{n: None for n in specs}}
+
+    # triggers
+    triggers: dict[str, list[str]] = {n: [] for n in specs}
+    for n, spec in specs.items():
+        chan = branch_channel(n)
+        channels[chan] = (
+            LastValueAfterFinish(Any, key=chan) if spec.defer else EphemeralValue(Any, guard=False, key=chan)
+        )
+        triggers[n].append(chan)
+    edge_writes: dict[str, list[tuple[str, Any]]] = {START: [], **{n: [] for n in specs}}
+    for start, end in sorted(builder.edges):
+        if end != END:
+            edge_writes[start].append((branch_channel(end), None))
+    for starts, end in sorted(builder.waiting_edges):
+        chan = f"join:{'+'.join(starts)}:{end}"
+        barrier_cls = NamedBarrierValueAfterFinish if specs[end].defer else NamedBarrierValue
+        channels[chan] = barrier_cls(str, set(starts), key=chan)
+        triggers[end].append(chan)
+        for s in starts:
+            edge_writes[s].append((chan, s))
+
+    # branches
+    state_schema = builder.state_schema
+    state_reads = list(builder.schemas[state_schema].channels)
+    state_mapper = make_mapper(state_schema, "<conditional edge>")
+    branch_writers: dict[str, list[BranchWriter]] = {}
+    for source, branches in builder.branches.items():
+        for bname, branch in branches.items():
+            call = make_call(branch.path, f"{source}:{bname}")
+            if call.is_async:
+                raise ValueError(
+                    f"Conditional edge '{bname}' from '{source}' uses an async function; routing "
+                    "functions must be synchronous (they only inspect the state)."
+                )
+            branch_writers.setdefault(source, []).append(
+                BranchWriter(source, bname, call, branch.path_map, node_names, state_reads, state_mapper)
+            )
+
+    # START node
+    input_keys, _ = _schema_keys(builder, builder.input_schema)
+    start_writer = StateWriter(START, set(input_keys), node_names, strict=False, warn_unknown=False)
+    nodes[START] = PregelNode(
+        channels=START,
+        triggers=[START],
+        proc=make_call(_identity, START),
+        writers=[
+            _InputWriter(builder.input_schema, start_writer),
+            EdgeWriter(edge_writes[START]),
+            *branch_writers.get(START, []),
+        ],
+        metadata={"__hidden__": True},
+        tags=["langsmith:hidden"],
+        name=START,
+    )
+
+    for n, spec in specs.items():
+        schema = spec.input_schema
+        reads, managed = _schema_keys(builder, schema)
+        managed = {k: v for k, v in managed.items() if k in managed_all}
+        if spec.is_subgraph:
+            proc: Any = spec.func
+            mapper = None
+            reads = list(state_reads)
+        else:
+            proc = make_call(spec.func, n)
+            mapper = make_mapper(schema, n)
+        writer = StateWriter(n, set(state_keys), node_names, strict=strict, warn_unknown=not spec.is_subgraph)
+        nodes[n] = PregelNode(
+            channels=reads,
+            triggers=triggers[n],
+            proc=proc,
+            writers=[writer, EdgeWriter(edge_writes[n]), *branch_writers.get(n, [])],
+            mapper=mapper,
+            retry_policy=spec.retry_policy,
+            cache_policy=spec.cache_policy,
+            timeout=spec.timeout,
+            metadata=dict(spec.metadata or {}),
+            managed=managed,
+            defer=bool(spec.defer),
+            name=n,
+        )
+        if spec.timeout is not None and not getattr(proc, "is_async", False) and not spec.is_subgraph:
+            raise ValueError(
+                f"Node '{n}' has a timeout but is synchronous; timeouts are supported for async "
+                "nodes only (a running thread cannot be stopped safely)."
+            )
+
+    output_keys, _ = _schema_keys(builder, builder.output_schema)
+    if checkpointer not in (None, True, False):
+        _allow_schema_types(checkpointer, builder)
+    if cache is not None:
+        _allow_schema_types(cache, builder)
+    graph = CompiledStateGraph(
+        nodes=nodes,
+        channels=channels,
+        input_channels=START,
+        output_channels=output_keys,
+        stream_channels=sorted(state_keys, key=list(channels).index),
+        stream_mode="updates",
+        interrupt_before_nodes=interrupt_before,
+        interrupt_after_nodes=interrupt_after,
+        checkpointer=checkpointer,
+        store=store,
+        cache=cache,
+        context_schema=builder.context_schema,
+        name=name,
+        debug=debug,
+        strict=strict,
+    )
+    graph.builder = builder
+    graph.state_keys = state_keys
+    return graph
+
+
+def _allow_schema_types(holder: Any, builder: StateGraph[Any, Any, Any, Any]) -> None:
+    serde = getattr(holder, "serde", None)
+    allow = getattr(serde, "allow", None)
+    if allow is None:
+        return
+    from stategraph.checkpoint.serde.jsonplus import collect_schema_types
+
+    schemas = [builder.state_schema, builder.input_schema, builder.output_schema]
+    if builder.context_schema is not None:
+        schemas.append(builder.context_schema)
+    schemas.extend(spec.input_schema for spec in builder.nodes.values())
+    allow(*collect_schema_types(*schemas))

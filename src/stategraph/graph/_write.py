@@ -1,0 +1,241 @@
+"""Writers of StateGraph nodes: return values -> state writes, routes -> triggers."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from stategraph._fields import object_update_items
+from stategraph.constants import END, TASKS
+from stategraph.errors import (
+    ErrorCode,
+    InvalidUpdateError,
+    ParentCommand,
+    create_error_message,
+)
+from stategraph.types import Command, Send
+
+if TYPE_CHECKING:
+    from stategraph.pregel.task import Task
+
+__all__ = ["branch_channel", "StateWriter", "EdgeWriter", "BranchWriter", "goto_writes"]
+
+
+def branch_channel(node: str) -> str:
+    """Name of the channel that triggers ``node`` when something routes to it."""
+    return f"branch:to:{node}"
+
+
+def goto_writes(
+    goto: Any, nodes: Mapping[str, Any], source: str
+) -> list[tuple[str, Any]]:
+    """Writes for ``Command.goto`` targets (names, ``Send`` s, ``END``)."""
+    targets = goto if isinstance(goto, (list, tuple)) else [goto]
+    writes: list[tuple[str, Any]] = []
+    for target in targets:
+        if isinstance(target, Send):
+            if target.node not in nodes:
+                raise InvalidUpdateError(
+                    f"Node '{source}' sent Send({target.node!r}, ...) to a node that does not "
+                    f"exist. Nodes: {', '.join(n for n in nodes if not n.startswith('__'))}."
+                )
+            writes.append((TASKS, target))
+        elif target == END:
+            continue
+        elif isinstance(target, str):
+            if target not in nodes:
+                raise InvalidUpdateError(
+                    f"Node '{source}' routed with Command(goto={target!r}), but there is no node "
+                    f"'{target}'. Nodes: {', '.join(n for n in nodes if not n.startswith('__'))}."
+                )
+            writes.append((branch_channel(target), None))
+        else:
+            raise InvalidUpdateError(
+                f"Node '{source}' returned Command(goto=...) with {target!r}; expected a node "
+                "name, a Send, END, or a list of those."
+            )
+    return writes
+
+
+class StateWriter:
+    """Turns a node's return value into writes to state channels.
+
+    Accepts a dict, ``None``, a dataclass/pydantic state object, a ``Command``, or a
+    list mixing ``Command`` s and dicts. Keys no schema declares are dropped with a
+    warning naming the node and key (an ``InvalidUpdateError`` under ``strict``).
+    """
+
+    __slots__ = ("node", "keys", "nodes", "strict", "warn_unknown", "root")
+
+    def __init__(
+        self,
+        node: str,
+        keys: set[str],
+        nodes: Mapping[str, Any],
+        *,
+        strict: bool,
+        warn_unknown: bool = True,
+        root: bool = False,
+    ) -> None:
+        self.node = node
+        self.keys = keys
+        self.nodes = nodes
+        self.strict = strict
+        self.warn_unknown = warn_unknown
+        self.root = root
+
+    def _unknown(self, key: str) -> None:
+        known = ", ".join(sorted(k for k in self.keys if not k.startswith("__")))
+        message = (
+            f"Node '{self.node}' returned key '{key}', which no schema of the graph declares; "
+            f"it is dropped. Declared keys: {known}. Check for a typo or add the key to the "
+            "state schema."
+        )
+        if self.strict:
+            raise InvalidUpdateError(
+                create_error_message(message=message, error_code=ErrorCode.UNKNOWN_UPDATE_KEY)
+            )
+        if self.warn_unknown:
+            warnings.warn(message, UserWarning, stacklevel=2)
+
+    def _pairs(self, update: Any) -> list[tuple[str, Any]]:
+        if isinstance(update, Mapping):
+            items: Sequence[tuple[str, Any]] = list(update.items())
+        elif isinstance(update, (list, tuple)) and all(
+            isinstance(t, tuple) and len(t) == 2 and isinstance(t[0], str) for t in update
+        ):
+            items = update
+        else:
+            obj_items = object_update_items(update)
+            if obj_items is None:
+                raise self._bad(update)
+            items = obj_items
+        out = []
+        for key, value in items:
+            if key in self.keys:
+                out.append((key, value))
+            else:
+                self._unknown(key)
+        return out
+
+    def _bad(self, value: Any) -> InvalidUpdateError:
+        return InvalidUpdateError(
+            create_error_message(
+                message=(
+                    f"Node '{self.node}' returned {type(value).__name__} {value!r:.200}; expected "
+                    "a dict of state updates, None, a state object, a Command, or a list of "
+                    "Commands and dicts."
+                ),
+                error_code=ErrorCode.INVALID_GRAPH_NODE_RETURN_VALUE,
+            )
+        )
+
+    def writes_for(self, output: Any) -> list[tuple[str, Any]]:
+        """The writes ``output`` makes (raises for invalid return values)."""
+        if output is None:
+            return []
+        if isinstance(output, Command):
+            if output.graph == Command.PARENT:
+                raise ParentCommand(output)
+            writes = self._pairs(output.update) if output.update is not None else []
+            if output.goto:
+                writes.extend(goto_writes(output.goto, self.nodes, self.node))
+            return writes
+        if isinstance(output, Mapping):
+            return self._pairs(output)
+        if isinstance(output, list):
+            writes = []
+            for item in output:
+                if isinstance(item, (Command, Mapping)) or item is None:
+                    writes.extend(self.writes_for(item))
+                else:
+                    raise self._bad(output)
+            return writes
+        if object_update_items(output) is not None:
+            return self._pairs(output)
+        raise self._bad(output)
+
+    def __call__(self, task: Task, output: Any) -> None:
+        task.writes.extend(self.writes_for(output))
+
+
+class EdgeWriter:
+    """Writes the trigger of each static successor (and barrier names)."""
+
+    __slots__ = ("writes",)
+
+    def __init__(self, writes: list[tuple[str, Any]]) -> None:
+        self.writes = writes
+
+    def __call__(self, task: Task, output: Any) -> None:
+        if isinstance(output, Command) and output.graph == Command.PARENT:
+            return
+        task.writes.extend(self.writes)
+
+
+class BranchWriter:
+    """Evaluates a conditional edge on the state including the node's own update."""
+
+    __slots__ = ("source", "path", "path_map", "nodes", "reads", "mapper", "name")
+
+    def __init__(
+        self,
+        source: str,
+        name: str,
+        path: Any,
+        path_map: dict[Any, str] | None,
+        nodes: Mapping[str, Any],
+        reads: list[str],
+        mapper: Callable[[dict[str, Any]], Any] | None,
+    ) -> None:
+        self.source = source
+        self.name = name
+        self.path = path
+        self.path_map = path_map
+        self.nodes = nodes
+        self.reads = reads
+        self.mapper = mapper
+
+    def __call__(self, task: Task, output: Any) -> None:
+        from stategraph._context import CURRENT_TASK
+
+        state = task.reader(self.reads) if task.reader is not None else {}
+        if self.mapper is not None:
+            state = self.mapper(state)
+        ctx = CURRENT_TASK.get()
+        result = self.path(state, ctx) if ctx is not None else self.path.func(state)
+        task.writes.extend(self.resolve(result))
+
+    def resolve(self, result: Any) -> list[tuple[str, Any]]:
+        """Map the path function's result to trigger writes."""
+        items = result if isinstance(result, (list, tuple)) else [result]
+        writes: list[tuple[str, Any]] = []
+        for item in items:
+            if isinstance(item, Send):
+                if item.node not in self.nodes:
+                    raise InvalidUpdateError(
+                        f"Conditional edge '{self.name}' from '{self.source}' returned "
+                        f"Send({item.node!r}, ...) but there is no such node."
+                    )
+                writes.append((TASKS, item))
+                continue
+            target = item
+            if self.path_map is not None:
+                try:
+                    target = self.path_map[item]
+                except (KeyError, TypeError):
+                    raise InvalidUpdateError(
+                        f"Conditional edge '{self.name}' from '{self.source}' returned {item!r}, "
+                        f"which is not in its path_map {list(self.path_map)!r}."
+                    ) from None
+            if target == END or target is None:
+                continue
+            if target not in self.nodes:
+                raise InvalidUpdateError(
+                    f"Conditional edge '{self.name}' from '{self.source}' returned {target!r}, "
+                    f"which is not a node. Nodes: "
+                    f"{', '.join(n for n in self.nodes if not n.startswith('__'))}."
+                )
+            writes.append((branch_channel(target), None))
+        return writes

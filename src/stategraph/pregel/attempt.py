@@ -1,0 +1,127 @@
+"""One attempt of one task: context setup, the node call, its writers, the outcome.
+
+The shells differ only in *how* they call the node (directly, in a thread, awaited);
+everything before and after the call is here, once.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+from stategraph._context import CURRENT_TASK, TaskContext
+from stategraph.constants import CONF, RESUME, RESUME_ASKED
+from stategraph.errors import GraphInterrupt, ParentCommand
+from stategraph.types import Command
+
+if TYPE_CHECKING:
+    from stategraph.pregel.run import RunContext
+    from stategraph.pregel.task import Task
+
+__all__ = ["make_context", "run_writers", "record_failure", "reset_for_retry", "handle_parent_command"]
+
+_SUPPORTS_NOTES = sys.version_info >= (3, 11)
+
+
+def make_context(task: Task, run: RunContext, step: int) -> TaskContext:
+    """Build the context ``get_config()``/``interrupt()``/``get_runtime()`` see in the task."""
+    runtime = run.runtime
+    if "custom" in run.modes and run.sink is not None:
+        sink = run.sink
+        ns = run.stream_ns
+
+        def writer(chunk: Any) -> None:
+            sink(ns, "custom", chunk)
+
+        runtime = runtime.override(stream_writer=writer)
+    else:
+        writer = runtime.stream_writer
+
+    def make_config() -> dict[str, Any]:
+        conf = {
+            **run.configurable,
+            "thread_id": run.thread_id,
+            "checkpoint_ns": task.ns,
+            "__pregel_task_id": task.id,
+        }
+        metadata = {
+            **run.metadata,
+            "thread_id": run.thread_id,
+            "langgraph_step": step,
+            "langgraph_node": task.name,
+            "langgraph_triggers": tuple(task.triggers),
+            "langgraph_path": task.path,
+            "langgraph_checkpoint_ns": task.ns,
+        }
+        cfg = {
+            **run.config,
+            CONF: conf,
+            "metadata": metadata,
+            "tags": list(run.tags) + list(task.node.tags),
+            "recursion_limit": run.recursion_limit,
+        }
+        return cfg
+
+    return TaskContext(
+        make_config=make_config,
+        runtime=runtime,
+        scratchpad=task.scratchpad,
+        send=task.send,
+        checkpoint_ns=task.ns,
+        task_name=task.name,
+        task_id=task.id,
+        stream_writer=writer,
+        run=(run, task),
+    )
+
+
+def run_writers(task: Task, output: Any) -> None:
+    """Turn the node's output into writes (writers may raise for invalid returns)."""
+    for writer in task.node.writers:
+        writer(task, output)
+
+
+def enter(ctx: TaskContext) -> Any:
+    """Make ``ctx`` the current task context; returns the token for :func:`leave`."""
+    return CURRENT_TASK.set(ctx)
+
+
+def leave(token: Any) -> None:
+    """Restore the previous task context."""
+    CURRENT_TASK.reset(token)
+
+
+def handle_parent_command(task: Task, exc: ParentCommand) -> bool:
+    """Handle a ``Command(graph=PARENT)`` that bubbled out of a subgraph in this task.
+
+    Returns True when the command targets this task's graph (it is then applied as
+    the task's output); False when it must keep bubbling up.
+    """
+    hops = getattr(exc, "_sg_hops", 0)
+    if hops == 0:
+        exc._sg_hops = 1  # type: ignore[attr-defined]
+        return False
+    cmd = exc.args[0]
+    own = Command(update=cmd.update, goto=cmd.goto, resume=cmd.resume)
+    task.writes = [w for w in task.writes if w[0] in (RESUME, RESUME_ASKED)]
+    run_writers(task, own)
+    return True
+
+
+def record_failure(task: Task, exc: BaseException) -> None:
+    """Store a task's final failure: interrupts apart, others with the node named."""
+    if isinstance(exc, GraphInterrupt):
+        task.interrupts = exc.interrupts
+        return
+    if not isinstance(exc, (GraphInterrupt, ParentCommand)):
+        note = f"During task with name '{task.name}' and id '{task.id}'"
+        if _SUPPORTS_NOTES:
+            notes = getattr(exc, "__notes__", ())
+            if note not in notes:
+                exc.add_note(note)
+    task.error = exc
+
+
+def reset_for_retry(task: Task) -> None:
+    """Discard the writes of a failed attempt (resume bookkeeping is kept)."""
+    task.writes = [w for w in task.writes if w[0] in (RESUME, RESUME_ASKED)]

@@ -1,0 +1,76 @@
+"""Payloads of the ``tasks``, ``checkpoints``, ``debug`` and ``messages`` stream modes."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from stategraph.constants import CONF, ERROR, INTERRUPT
+from stategraph.pregel.io import NO_UPDATE, read_output
+
+if TYPE_CHECKING:
+    from stategraph.pregel.loop import Loop
+    from stategraph.pregel.main import Pregel
+    from stategraph.pregel.run import RunContext
+    from stategraph.pregel.task import Task
+
+__all__ = ["task_start_payload", "task_result_payload", "checkpoint_payload", "emit_messages"]
+
+
+def task_start_payload(task: Task, step: int) -> dict[str, Any]:
+    """``tasks`` chunk announcing a task: id, name, input, triggers."""
+    return {"id": task.id, "name": task.name, "input": task.input, "triggers": tuple(task.triggers)}
+
+
+def task_result_payload(task: Task, graph: Pregel) -> dict[str, Any]:
+    """``tasks`` chunk reporting a finished task: its result, error and interrupts."""
+    update = graph.task_update(task)
+    result = [] if update is NO_UPDATE or update is None else (
+        list(update.items()) if isinstance(update, dict) else [("__root__", update)]
+    )
+    return {
+        "id": task.id,
+        "name": task.name,
+        "error": None if task.error is None else repr(task.error),
+        "result": result,
+        "interrupts": [
+            {"value": i.value, "id": i.id} for i in task.interrupts
+        ],
+    }
+
+
+def checkpoint_payload(loop: Loop, checkpoint: dict[str, Any], metadata: dict[str, Any]) -> dict[str, Any]:
+    """``checkpoints`` chunk: config, values, metadata, next tasks of a new checkpoint."""
+    run = loop.run
+    return {
+        "config": {CONF: {"thread_id": run.thread_id, "checkpoint_ns": run.ns, "checkpoint_id": checkpoint["id"]}},
+        "parent_config": loop.parent_config,
+        "values": read_output(loop.channels, run.stream_keys),
+        "metadata": metadata,
+        "next": [t.name for t in loop._prepare(for_execution=False).values()],
+        "tasks": [],
+    }
+
+
+def _is_message(value: Any) -> bool:
+    return hasattr(value, "content") and hasattr(value, "type") and hasattr(value, "id")
+
+
+def emit_messages(run: RunContext, task: Task, step: int) -> None:
+    """Emit, on the ``messages`` stream, every message object the task wrote."""
+    if "nostream" in task.node.tags:
+        return
+    meta = {
+        "langgraph_step": step,
+        "langgraph_node": task.name,
+        "langgraph_triggers": tuple(task.triggers),
+        "langgraph_path": task.path,
+        "langgraph_checkpoint_ns": task.ns,
+        "thread_id": run.thread_id,
+    }
+    for chan, value in task.writes:
+        if chan in (ERROR, INTERRUPT):
+            continue
+        items = value if isinstance(value, (list, tuple)) else [value]
+        for item in items:
+            if _is_message(item) and getattr(item, "type", "") != "remove":
+                run.emit("messages", (item, dict(meta)))

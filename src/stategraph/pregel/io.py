@@ -1,0 +1,68 @@
+"""Mapping between user-facing input/output and channel writes/values."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from stategraph.errors import EmptyChannelError, InvalidUpdateError
+
+if TYPE_CHECKING:
+    from stategraph.channels.base import BaseChannel
+    from stategraph.pregel.main import Pregel
+    from stategraph.types import Command
+
+__all__ = ["NO_UPDATE", "map_input", "map_command", "read_output"]
+
+NO_UPDATE: Any = object()
+"""Returned by ``Pregel.task_update`` when a task has nothing to show in ``updates``."""
+
+
+def map_input(graph: Pregel, value: Any) -> list[tuple[str, Any]]:
+    """Turn the input of ``invoke``/``stream`` into writes to the input channels."""
+    channels = graph.input_channels
+    if isinstance(channels, str):
+        return [(channels, value)]
+    if not isinstance(value, Mapping):
+        raise InvalidUpdateError(
+            f"Expected a dict as input for channels {list(channels)!r}, got "
+            f"{type(value).__name__}."
+        )
+    return [(k, value[k]) for k in channels if k in value]
+
+
+def map_command(cmd: Command, graph: Pregel) -> list[tuple[str, Any]]:
+    """The writes a ``Command`` passed as input makes (its ``update`` and ``goto``)."""
+    if cmd.graph is not None:
+        raise InvalidUpdateError(
+            "A Command with graph=... cannot be passed as input; only nodes of a subgraph "
+            "can send commands to their parent."
+        )
+    writes: list[tuple[str, Any]] = []
+    if cmd.update is not None:
+        writes.extend(graph.command_update_writes(cmd))
+    if cmd.goto:
+        writes.extend(graph.goto_writes(cmd.goto))
+    return writes
+
+
+def read_output(channels: Mapping[str, BaseChannel], keys: str | Sequence[str]) -> Any:
+    """Read the output channels: one value, or a dict of the available values."""
+    if isinstance(keys, str):
+        ch = channels.get(keys)
+        if ch is None:
+            return None
+        try:
+            return ch.get()
+        except EmptyChannelError:
+            return None
+    out: dict[str, Any] = {}
+    for k in keys:
+        ch = channels.get(k)
+        if ch is None:
+            continue
+        try:
+            out[k] = ch.get()
+        except EmptyChannelError:
+            pass
+    return out

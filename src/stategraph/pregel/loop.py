@@ -1,0 +1,644 @@
+"""The run loop as a sans-I/O state machine.
+
+:meth:`Loop.drive` is a generator. It makes every scheduling decision itself (what to
+load, which tasks run, how writes are committed, what is checkpointed and streamed,
+when to stop) and *yields effects* for the things it cannot do without I/O: loading
+and saving checkpoints, writing pending writes, reading and writing the node cache,
+and executing a step's tasks. The synchronous shell (``pregel/sync_shell.py``) and the
+asynchronous shell (``pregel/async_shell.py``) perform those effects and send results
+back. The decisions therefore exist exactly once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Mapping
+from typing import Any
+
+from stategraph.channels.base import MISSING, BaseChannel
+from stategraph.constants import (
+    CONF,
+    ERROR,
+    INTERRUPT,
+    NO_WRITES,
+    NULL_TASK_ID,
+    PULL,
+    PUSH,
+    RESUME,
+    RESUME_ASKED,
+    TASKS,
+)
+from stategraph.errors import (
+    EmptyInputError,
+    GraphBubbleUp,
+    ErrorCode,
+    GraphInterrupt,
+    GraphRecursionError,
+    InvalidUpdateError,
+    create_error_message,
+)
+from stategraph.pregel import effects as fx
+from stategraph.pregel.algo import (
+    CONTROL_CHANNELS,
+    apply_writes,
+    increment,
+    local_read,
+    make_task_id,
+    null_version_of,
+    read_channels,
+    triggered,
+)
+from stategraph.pregel.io import NO_UPDATE, map_command, map_input, read_output
+from stategraph.pregel.run import RunContext
+from stategraph.pregel.task import _MISSING, Scratchpad, Task
+from stategraph.types import Command, Interrupt, Send
+
+__all__ = ["Loop", "WriteBatch"]
+
+_SUCCESS_EXCLUDED = frozenset({ERROR, INTERRUPT, RESUME, RESUME_ASKED})
+
+
+class WriteBatch:
+    """A pseudo-task carrying writes that do not come from a node (input, updates)."""
+
+    __slots__ = ("name", "path", "triggers", "writes")
+
+    def __init__(self, writes: list[tuple[str, Any]], name: str = "__input__") -> None:
+        self.name = name
+        self.path: tuple[Any, ...] = ()
+        self.triggers: tuple[str, ...] = ()
+        self.writes = writes
+
+
+class Loop:
+    """One run of a graph over its channels, driven step by step by a shell."""
+
+    def __init__(self, run: RunContext, input: Any) -> None:
+        graph = run.graph
+        self.run = run
+        run.loop = self
+        self.graph = graph
+        self.nodes = graph.nodes
+        self.trigger_to_nodes: Mapping[str, Any] = graph.trigger_to_nodes
+        self.input = input
+        self.saver = run.checkpointer
+        self.get_next_version = (
+            self.saver.get_next_version if self.saver is not None else increment
+        )
+        self.channels: dict[str, BaseChannel] = {}
+        self.checkpoint: dict[str, Any] = {}
+        self.checkpoint_id: str = ""
+        self.checkpoint_config: dict[str, Any] = {}
+        self.parent_config: dict[str, Any] | None = None
+        self.metadata: dict[str, Any] = {}
+        self.pending_writes: list[tuple[str, str, Any]] = []
+        self.saved_versions: dict[str, Any] = {}
+        self.step = 0
+        self.stop = 0
+        self.tasks: dict[str, Task] = {}
+        self.updated: set[str] | None = None
+        self.status = "pending"
+        self.interrupts: list[Interrupt] = []
+        self.resuming = False
+        self.first_tick = True
+        self.exit_writes: list[tuple[str, list[tuple[str, Any]], str]] = []
+        self.dirty = False  # a checkpoint exists in memory that was not saved (durability=exit)
+        self.output: Any = None
+        self._exit_parent: dict[str, Any] | None = None
+        self.blocking = run.durability == "sync"
+        self.save_loop = run.durability != "exit"
+        self.want_checkpoints = self.saver is not None or bool(
+            run.modes & {"checkpoints", "debug"}
+        )
+
+    # ------------------------------------------------------------------ helpers
+    def _base_configurable(self) -> dict[str, Any]:
+        run = self.run
+        conf = {"thread_id": run.thread_id, "checkpoint_ns": run.ns}
+        return conf
+
+    def _restore(self, saved: Any) -> None:
+        specs = self.graph.channels
+        if saved is None:
+            self.checkpoint = {
+                "v": 4,
+                "id": "",
+                "ts": "",
+                "channel_values": {},
+                "channel_versions": {},
+                "versions_seen": {},
+                "updated_channels": None,
+            }
+            self.channels = {k: spec.from_checkpoint(MISSING) for k, spec in specs.items()}
+            self.metadata = {"step": -2}
+            self.checkpoint_config = {CONF: self._base_configurable()}
+            self.pending_writes = []
+            return
+        cp = saved.checkpoint
+        values = cp["channel_values"]
+        self.checkpoint = {
+            "v": cp.get("v", 4),
+            "id": cp["id"],
+            "ts": cp.get("ts", ""),
+            "channel_values": values,
+            "channel_versions": dict(cp["channel_versions"]),
+            "versions_seen": {k: dict(v) for k, v in cp["versions_seen"].items()},
+            "updated_channels": cp.get("updated_channels"),
+        }
+        self.checkpoint_id = cp["id"]
+        self.channels = {
+            k: spec.from_checkpoint(values.get(k, MISSING)) for k, spec in specs.items()
+        }
+        self.metadata = dict(saved.metadata or {})
+        self.checkpoint_config = {
+            CONF: {**self._base_configurable(), "checkpoint_id": cp["id"]}
+        }
+        self.parent_config = saved.parent_config
+        self.pending_writes = list(saved.pending_writes or ())
+        self.saved_versions = dict(cp["channel_versions"])
+
+    def _save(self, source: str, step: int) -> Generator[Any, Any, None]:
+        """Create a checkpoint of the current channels and save it per durability."""
+        if not self.want_checkpoints:
+            self.checkpoint_id = f"{step}"
+            self.step = step + 1
+            return
+        from stategraph.checkpoint.base import uuid6
+
+        run = self.run
+        cp = self.checkpoint
+        versions = cp["channel_versions"]
+        new_id = str(uuid6(clock_seq=step))
+        values: dict[str, Any] = {}
+        for k, ch in self.channels.items():
+            v = ch.checkpoint()
+            if v is not MISSING:
+                values[k] = v
+        checkpoint = {
+            "v": 4,
+            "id": new_id,
+            "ts": _now_iso(),
+            "channel_values": values,
+            "channel_versions": dict(versions),
+            "versions_seen": {k: dict(v) for k, v in cp["versions_seen"].items()},
+            "updated_channels": sorted(self.updated) if self.updated else None,
+        }
+        metadata = {**run.metadata, "source": source, "step": step, "parents": dict(run.parent_ids)}
+        if run.run_id is not None:
+            metadata["run_id"] = run.run_id
+        new_versions = {
+            k: v for k, v in versions.items() if self.saved_versions.get(k) != v
+        }
+        parent_config = self.checkpoint_config
+        put_config = {CONF: {**parent_config[CONF]}}
+        self.checkpoint = checkpoint
+        self.checkpoint_id = new_id
+        self.metadata = metadata
+        self.parent_config = parent_config if parent_config[CONF].get("checkpoint_id") else None
+        self.checkpoint_config = {CONF: {**self._base_configurable(), "checkpoint_id": new_id}}
+        self.step = step + 1
+        if self.saver is not None:
+            if self.save_loop:
+                self.saved_versions = dict(versions)
+                yield (fx.PUT, put_config, checkpoint, metadata, new_versions, self.blocking)
+                self.dirty = False
+            else:
+                self.dirty = True
+                if self._exit_parent is None:
+                    self._exit_parent = put_config
+        if "checkpoints" in run.modes or "debug" in run.modes:
+            from stategraph.pregel.debug import checkpoint_payload
+
+            payload = checkpoint_payload(self, checkpoint, metadata)
+            run.emit("checkpoints", payload)
+            run.emit("debug", {"type": "checkpoint", "step": step, "payload": payload})
+
+    def _put_writes(
+        self, task_id: str, writes: list[tuple[str, Any]], path: str = ""
+    ) -> Generator[Any, Any, None]:
+        if self.saver is None or not writes:
+            return
+        if self.save_loop and not self.dirty:
+            yield (fx.PUT_WRITES, self.checkpoint_config, writes, task_id, path, self.blocking)
+        else:
+            self.exit_writes.append((task_id, writes, path))
+
+    # ------------------------------------------------------------------ start
+    def drive(self) -> Generator[Any, Any, Any]:
+        """Run the whole loop, yielding effects; returns the final output."""
+        run = self.run
+        saved = None
+        if self.saver is not None:
+            conf = self._base_configurable()
+            if run.checkpoint_id:
+                conf["checkpoint_id"] = run.checkpoint_id
+            saved = yield (fx.GET_TUPLE, {CONF: conf})
+            if saved is None and run.checkpoint_id:
+                from stategraph.errors import CheckpointNotFoundError
+
+                raise CheckpointNotFoundError(
+                    f"No checkpoint with id '{run.checkpoint_id}' in thread "
+                    f"'{run.thread_id}' (namespace '{run.ns}'). Use get_state_history() "
+                    "to list the checkpoints of a thread."
+                )
+        self._restore(saved)
+        try:
+            yield from self._first(saved)
+            while self._tick():
+                yield from self._execute_step()
+                if self.status != "pending":
+                    break
+        except GraphInterrupt:
+            yield from self._finish_exit()
+            raise
+        except BaseException:
+            yield from self._finish_exit()
+            raise
+        yield from self._finish_exit()
+        if self.status == "out_of_steps":
+            raise GraphRecursionError(
+                create_error_message(
+                    message=(
+                        f"Recursion limit of {run.recursion_limit} reached without hitting a "
+                        "stop condition. You can increase the limit by setting the "
+                        '`recursion_limit` config key, e.g. config={"recursion_limit": 100}, '
+                        "or add a condition that routes to END."
+                    ),
+                    error_code=ErrorCode.GRAPH_RECURSION_LIMIT,
+                )
+            )
+        return self.output
+
+    def _first(self, saved: Any) -> Generator[Any, Any, None]:
+        run = self.run
+        inp = self.input
+        prev_step = self.metadata.get("step", -2)
+        is_command = isinstance(inp, Command)
+        if is_command and inp.resume is not None and self.saver is None and not run.nested:
+            raise RuntimeError(
+                "Cannot resume with Command(resume=...): this graph has no checkpointer, "
+                "so there is no saved state to resume. Compile it with a checkpointer, e.g. "
+                "builder.compile(checkpointer=InMemorySaver()), and pass "
+                '{"configurable": {"thread_id": ...}} in the config.'
+            )
+        if run.nested and run.resuming and saved is not None:
+            inp = None
+        if is_command and inp is not None:
+            self.resuming = True
+            if inp.resume is not None:
+                self._prepare_resume(inp.resume)
+            writes = map_command(inp, self.graph)
+            if writes:
+                # the writes of a Command input apply before the next step, like a node's
+                self.pending_writes.extend((NULL_TASK_ID, c, v) for c, v in writes)
+                yield from self._put_writes(NULL_TASK_ID, writes)
+        elif inp is None:
+            if saved is None or not self.checkpoint["channel_versions"]:
+                raise EmptyInputError(
+                    f"Received no input for {self.graph.input_channels}: the thread "
+                    f"'{run.thread_id}' has no saved state to continue. Pass an input, or check "
+                    "the thread_id."
+                )
+            self.resuming = True
+            if run.checkpoint_id and not run.nested:
+                # replay from a past checkpoint: fork it so the old branch stays intact
+                self.pending_writes = []
+                yield from self._save("fork", prev_step + 1)
+                prev_step += 1
+        else:
+            writes = map_input(self.graph, inp)
+            if not writes:
+                raise EmptyInputError(f"Received no input for {self.graph.input_channels}")
+            self.pending_writes = []
+            self.updated = apply_writes(
+                self.checkpoint,
+                self.channels,
+                [WriteBatch(writes)],
+                self.get_next_version,
+                self.trigger_to_nodes,
+            )
+            self.updated = None
+            yield from self._save("input", prev_step + 1)
+            prev_step += 1
+        null_writes = [(c, v) for tid, c, v in self.pending_writes if tid == NULL_TASK_ID]
+        if null_writes and self.resuming:
+            self.updated = apply_writes(
+                self.checkpoint,
+                self.channels,
+                [WriteBatch([w for w in null_writes if w[0] != RESUME])],
+                self.get_next_version,
+                self.trigger_to_nodes,
+            )
+            self.updated = None
+        self.step = prev_step + 1
+        self.stop = self.step + run.recursion_limit
+        if "values" in run.modes:
+            run.emit("values", read_output(self.channels, run.stream_keys))
+
+    def _prepare_resume(self, resume: Any) -> None:
+        """Validate a resume value against the interrupts that are waiting."""
+        run = self.run
+        waiting: dict[str, Any] = {}
+        for _tid, chan, val in self.pending_writes:
+            if chan == INTERRUPT:
+                for intr in val:
+                    waiting[intr.id] = intr
+        if isinstance(resume, Mapping) and resume and all(k in waiting for k in resume):
+            run.resume_state.by_id.update(resume)
+            return
+        if isinstance(resume, Mapping) and resume and run.nested:
+            run.resume_state.by_id.update(resume)
+            return
+        if len(waiting) > 1 and not run.nested:
+            ids = ", ".join(f"{iid} ({intr.value!r})" for iid, intr in waiting.items())
+            raise RuntimeError(
+                "Several interrupts are waiting, so a bare resume value is ambiguous. Resume "
+                "with Command(resume={interrupt_id: value, ...}) naming the interrupts to "
+                f"answer. Waiting: {ids}"
+            )
+        from stategraph.pregel.task import _MISSING as MISSING_RESUME
+
+        if run.resume_state.null is MISSING_RESUME:
+            run.resume_state.null = resume
+
+    # ------------------------------------------------------------------ tick
+    def _prepare(self, for_execution: bool) -> dict[str, Task]:
+        run = self.run
+        cp = self.checkpoint
+        versions = cp["channel_versions"]
+        seen_all = cp["versions_seen"]
+        null = null_version_of(versions)
+        channels = self.channels
+        step = self.step
+        cp_id = self.checkpoint_id
+        ns = run.ns
+        tasks: dict[str, Task] = {}
+        tch = channels.get(TASKS)
+        if tch is not None and tch.is_available():
+            for idx, packet in enumerate(tch.get()):
+                if not isinstance(packet, Send):
+                    continue
+                node = self.nodes.get(packet.node)
+                if node is None:
+                    raise InvalidUpdateError(
+                        f"Send to unknown node '{packet.node}'. Known nodes: "
+                        f"{', '.join(sorted(self.nodes))}."
+                    )
+                tid = make_task_id(cp_id, ns, step, packet.node, PUSH, idx)
+                arg = packet.arg
+                if for_execution and node.mapper is not None and isinstance(arg, dict):
+                    arg = node.mapper(arg)
+                tasks[tid] = self._task(tid, node, arg, (PUSH, idx), (PUSH,), for_execution, True)
+        updated = self.updated
+        candidates = None
+        if updated is not None:
+            candidates = set()
+            for c in updated:
+                candidates.update(self.trigger_to_nodes.get(c, ()))
+        for name, node in self.nodes.items():
+            if candidates is not None and name not in candidates:
+                continue
+            if not triggered(node.triggers, channels, versions, seen_all.get(name), null):
+                continue
+            tid = make_task_id(cp_id, ns, step, name, PULL, *node.triggers)
+            inp = None
+            if for_execution:
+                inp = read_channels(channels, node.channels)
+                if node.managed:
+                    for key, spec in node.managed.items():
+                        inp[key] = spec.get(step, self.stop)
+                if node.mapper is not None:
+                    inp = node.mapper(inp)
+            tasks[tid] = self._task(tid, node, inp, (PULL, name), node.triggers, for_execution, False)
+        return tasks
+
+    def _task(
+        self,
+        tid: str,
+        node: Any,
+        inp: Any,
+        path: tuple[Any, ...],
+        triggers: Any,
+        for_execution: bool,
+        push: bool,
+    ) -> Task:
+        run = self.run
+        name = node.name
+        task_ns = f"{run.ns}|{name}:{tid}" if run.ns else f"{name}:{tid}"
+        scratchpad = None
+        if for_execution:
+            resume: list[Any] = []
+            asked: list[Any] = []
+            pending_value: Any = _MISSING
+            for wtid, chan, val in self.pending_writes:
+                if wtid != tid:
+                    continue
+                if chan == RESUME:
+                    resume = list(val)
+                elif chan == RESUME_ASKED:
+                    asked = list(val)
+                elif chan == INTERRUPT and val:
+                    pending_value = val[0].value
+            scratchpad = Scratchpad(
+                step=self.step,
+                stop=self.stop,
+                resume=resume,
+                asked=asked,
+                pending_value=pending_value,
+                resume_state=run.resume_state,
+                strict=run.strict,
+                node=name,
+            )
+        task = Task(
+            id=tid,
+            name=name,
+            path=path,
+            node=node,
+            input=inp,
+            triggers=triggers,
+            ns=task_ns,
+            scratchpad=scratchpad,
+            retry_policy=node.retry_policy or self.graph.retry_policy,
+            is_push=push,
+            timeout=node.timeout,
+        )
+        if for_execution:
+            channels = self.channels
+            task.reader = lambda select: local_read(channels, select, task.writes)
+            task.resuming = any(w[0] == tid for w in self.pending_writes)
+        return task
+
+    def _tick(self) -> bool:
+        """Prepare the next step's tasks; False when the run is over."""
+        run = self.run
+        self.tasks = self._prepare(for_execution=True)
+        if not self.tasks:
+            self.status = "done"
+            return False
+        if self.step >= self.stop:
+            self.status = "out_of_steps"
+            return False
+        first, self.first_tick = self.first_tick, False
+        # reuse writes of tasks that finished before an interruption or failure
+        if self.pending_writes and self.resuming and first:
+            by_task: dict[str, list[tuple[str, Any]]] = {}
+            for tid, chan, val in self.pending_writes:
+                if tid in self.tasks:
+                    by_task.setdefault(tid, []).append((chan, val))
+            for tid, writes in by_task.items():
+                if any(c not in _SUCCESS_EXCLUDED for c, _ in writes):
+                    task = self.tasks[tid]
+                    task.writes = [(c, v) for c, v in writes if c not in _SUCCESS_EXCLUDED]
+                    task.done = True
+        if run.interrupt_before and not (first and self.resuming):
+            if _hits_breakpoint(run.interrupt_before, self.tasks.values()):
+                self.status = "interrupt_before"
+                yield_output = read_output(self.channels, run.output_keys)
+                self.output = yield_output
+                raise _Breakpoint()
+        if "tasks" in run.modes or "debug" in run.modes:
+            from stategraph.pregel.debug import task_start_payload
+
+            for task in self.tasks.values():
+                if not task.done:
+                    payload = task_start_payload(task, self.step)
+                    run.emit("tasks", payload)
+                    run.emit("debug", {"type": "task", "step": self.step, "payload": payload})
+        for task in self.tasks.values():
+            if task.done:
+                self._emit_task_output(task, cached=True)
+        return True
+
+    # ------------------------------------------------------------------ execute
+    def _execute_step(self) -> Generator[Any, Any, None]:
+        run = self.run
+        todo = [t for t in self.tasks.values() if not t.done]
+        if todo:
+            yield (fx.EXECUTE, todo)
+        errors = [t for t in self.tasks.values() if t.error is not None]
+        interrupted = [t for t in self.tasks.values() if t.interrupts]
+        if errors:
+            self.status = "error"
+            raise errors[0].error  # type: ignore[misc]
+        if interrupted:
+            self.status = "interrupted"
+            for t in interrupted:
+                self.interrupts.extend(t.interrupts)
+            done = [t for t in self.tasks.values() if t.done and not t.interrupts]
+            if done:
+                saved_cp = self.checkpoint
+                self.checkpoint = {
+                    **saved_cp,
+                    "channel_versions": dict(saved_cp["channel_versions"]),
+                    "versions_seen": {k: dict(v) for k, v in saved_cp["versions_seen"].items()},
+                }
+                apply_writes(self.checkpoint, self.channels, done, self.get_next_version, self.trigger_to_nodes)
+                self.checkpoint = saved_cp
+            self.output = read_output(self.channels, run.output_keys)
+            if "values" in run.modes:
+                out = read_output(self.channels, run.stream_keys)
+                if isinstance(out, dict):
+                    out = {**out, INTERRUPT: tuple(self.interrupts)}
+                run.emit("values", out)
+            raise GraphInterrupt(tuple(self.interrupts))
+        tasks = list(self.tasks.values())
+        self.updated = apply_writes(
+            self.checkpoint, self.channels, tasks, self.get_next_version, self.trigger_to_nodes
+        )
+        self.pending_writes = []
+        if "values" in run.modes:
+            run.emit("values", read_output(self.channels, run.stream_keys))
+        if run.interrupt_after and _hits_breakpoint(run.interrupt_after, tasks):
+            yield from self._save("loop", self.step)
+            self.status = "interrupt_after"
+            self.output = read_output(self.channels, run.output_keys)
+            raise _Breakpoint()
+        yield from self._save("loop", self.step)
+
+    def task_finished(self, task: Task) -> list[Any]:
+        """Record a finished task (called by the shell as each task ends).
+
+        Returns the effects to perform right away (saving the task's writes).
+        """
+        effects: list[Any] = []
+        if task.interrupts:
+            writes = [w for w in task.writes if w[0] in (RESUME, RESUME_ASKED)]
+            writes.append((INTERRUPT, task.interrupts))
+            task.writes = []
+            self._collect(effects, task, writes)
+            self.run.emit("updates", {INTERRUPT: task.interrupts})
+            return effects
+        if task.error is not None:
+            if not isinstance(task.error, GraphBubbleUp):
+                error = f"{type(task.error).__name__}: {task.error}"
+                self._collect(effects, task, [(ERROR, error)])
+            return effects
+        task.done = True
+        writes = task.writes
+        if not any(c not in CONTROL_CHANNELS for c, _ in writes):
+            writes = [*writes, (NO_WRITES, None)]
+        self._collect(effects, task, writes)
+        self._emit_task_output(task, cached=task.cached)
+        return effects
+
+    def _collect(self, effects: list[Any], task: Task, writes: list[tuple[str, Any]]) -> None:
+        if self.saver is None:
+            return
+        effects.extend(self._put_writes(task.id, writes, _path_str(task.path)))
+
+    def _emit_task_output(self, task: Task, *, cached: bool) -> None:
+        run = self.run
+        if not run.modes:
+            return
+        if "updates" in run.modes:
+            update = self.graph.task_update(task)
+            if update is not NO_UPDATE:
+                chunk: dict[str, Any] = {task.name: update}
+                if cached:
+                    chunk["__metadata__"] = {"cached": True}
+                run.emit("updates", chunk)
+        if "messages" in run.modes:
+            from stategraph.pregel.debug import emit_messages
+
+            emit_messages(run, task, self.step)
+        if "tasks" in run.modes or "debug" in run.modes:
+            from stategraph.pregel.debug import task_result_payload
+
+            payload = task_result_payload(task, self.graph)
+            run.emit("tasks", payload)
+            run.emit("debug", {"type": "task_result", "step": self.step, "payload": payload})
+
+    # ------------------------------------------------------------------ exit
+    def _finish_exit(self) -> Generator[Any, Any, None]:
+        if self.status in ("done", "out_of_steps"):
+            self.output = read_output(self.channels, self.run.output_keys)
+        if self.saver is None:
+            return
+        if self.dirty:
+            put_config = self._exit_parent or self.checkpoint_config
+            self.saved_versions = dict(self.checkpoint["channel_versions"])
+            yield (fx.PUT, put_config, self.checkpoint, self.metadata, dict(self.checkpoint["channel_versions"]), True)
+            self.dirty = False
+        for task_id, writes, path in self.exit_writes:
+            yield (fx.PUT_WRITES, self.checkpoint_config, writes, task_id, path, True)
+        self.exit_writes = []
+        yield (fx.FLUSH,)
+
+
+class _Breakpoint(GraphInterrupt):
+    """A static breakpoint (``interrupt_before``/``interrupt_after``) stopped the run."""
+
+
+def _hits_breakpoint(nodes: Any, tasks: Any) -> bool:
+    if nodes == "*":
+        return any(not t.node.metadata.get("__hidden__") for t in tasks)
+    return any(t.name in nodes for t in tasks)
+
+
+def _path_str(path: tuple[Any, ...]) -> str:
+    return "~".join(str(p) for p in path)
+
+
+def _now_iso() -> str:
+    from datetime import datetime, timezone
+
+    return datetime.now(timezone.utc).isoformat()

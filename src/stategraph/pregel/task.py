@@ -1,0 +1,230 @@
+"""The runtime's task object and its scratchpad (interrupt/resume bookkeeping)."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import warnings
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from stategraph.constants import RESUME, RESUME_ASKED
+from stategraph.errors import ErrorCode, GraphInterrupt, create_error_message
+from stategraph.types import CacheKey, Interrupt, RetryPolicy, TimeoutPolicy
+
+if TYPE_CHECKING:
+    from stategraph._context import TaskContext
+    from stategraph.pregel.node import PregelNode
+
+__all__ = ["Task", "Scratchpad", "ResumeState", "InterruptMismatchError", "interrupt_id"]
+
+_MISSING = object()
+
+
+class InterruptMismatchError(RuntimeError):
+    """A resumed node asked a different question than the one its answer was given for."""
+
+
+def interrupt_id(ns: str, index: int) -> str:
+    """Deterministic id of the ``index``-th interrupt of the task with namespace ``ns``."""
+    from xxhash import xxh3_128_hexdigest
+
+    key = ns if index == 0 else f"{ns}|{index}"
+    return xxh3_128_hexdigest(key.encode())
+
+
+class ResumeState:
+    """Resume values given to one run, shared by the graph and all its subgraphs.
+
+    A bare ``Command(resume=v)`` is consumed by the first interrupt that asks for a
+    value; ``Command(resume={id: v})`` answers the interrupts with those ids.
+    """
+
+    __slots__ = ("_lock", "null", "by_id")
+
+    def __init__(self, null: Any = _MISSING, by_id: dict[str, Any] | None = None) -> None:
+        self._lock = threading.Lock()
+        self.null = null
+        self.by_id = dict(by_id or {})
+
+    def take(self, iid: str) -> tuple[bool, Any]:
+        """Consume the resume value for interrupt ``iid``; ``(False, None)`` if there is none."""
+        with self._lock:
+            if iid in self.by_id:
+                return True, self.by_id.pop(iid)
+            if self.null is not _MISSING:
+                value, self.null = self.null, _MISSING
+                return True, value
+        return False, None
+
+
+class Scratchpad:
+    """Per-task interrupt bookkeeping: answers so far and the call counter.
+
+    ``resume`` holds the answers this task already received (saved with its writes);
+    ``asked`` the interrupt values those answers were given for, so a node that asks
+    its questions in a different order on re-execution is detected.
+    """
+
+    __slots__ = (
+        "step",
+        "stop",
+        "resume",
+        "asked",
+        "pending_value",
+        "_counter",
+        "resume_state",
+        "strict",
+        "node",
+    )
+
+    def __init__(
+        self,
+        *,
+        step: int,
+        stop: int,
+        resume: list[Any],
+        asked: list[Any],
+        pending_value: Any,
+        resume_state: ResumeState | None,
+        strict: bool,
+        node: str,
+    ) -> None:
+        self.step = step
+        self.stop = stop
+        self.resume = resume
+        self.asked = asked
+        self.pending_value = pending_value
+        self._counter = itertools.count()
+        self.resume_state = resume_state
+        self.strict = strict
+        self.node = node
+
+    def _check(self, index: int, expected: Any, actual: Any) -> None:
+        if expected is _MISSING or expected == actual:
+            return
+        message = (
+            f"Node '{self.node}' reached interrupt #{index} with value {actual!r}, but the "
+            f"resume value it is receiving was given for the value {expected!r}. The node "
+            "calls interrupt() in a different order than when it was first run, so an answer "
+            "may reach the wrong question. Make the sequence of interrupt() calls in a node "
+            "deterministic, or split the questions into separate nodes."
+        )
+        if self.strict:
+            raise InterruptMismatchError(
+                create_error_message(message=message, error_code=ErrorCode.INTERRUPT_MISMATCH)
+            )
+        warnings.warn(message, RuntimeWarning, stacklevel=4)
+
+    def interrupt(self, ctx: TaskContext, value: Any, response_schema: Any) -> Any:
+        """Implementation of :func:`stategraph.types.interrupt` for this task."""
+        idx = next(self._counter)
+        adapter = None
+        schema_json = None
+        if response_schema is not None:
+            if isinstance(response_schema, dict):
+                schema_json = response_schema
+            else:
+                from pydantic import TypeAdapter
+
+                adapter = TypeAdapter(response_schema)
+                schema_json = adapter.json_schema()
+        if idx < len(self.resume):
+            self._check(idx, self.asked[idx] if idx < len(self.asked) else _MISSING, value)
+            answer = self.resume[idx]
+            return adapter.validate_python(answer) if adapter is not None else answer
+        iid = interrupt_id(ctx.checkpoint_ns, idx)
+        if self.resume_state is not None:
+            found, answer = self.resume_state.take(iid)
+            if found:
+                try:
+                    validated = adapter.validate_python(answer) if adapter is not None else answer
+                except Exception:
+                    # put the value back: nothing is consumed or saved by an invalid answer
+                    if self.resume_state.null is _MISSING:
+                        self.resume_state.null = answer
+                    raise
+                self._check(idx, self.pending_value, value)
+                self.pending_value = _MISSING
+                self.resume.append(answer)
+                self.asked.append(value)
+                ctx.send([(RESUME, list(self.resume)), (RESUME_ASKED, list(self.asked))])
+                return validated
+        raise GraphInterrupt((Interrupt(value=value, id=iid, response_schema=schema_json),))
+
+
+class Task:
+    """One unit of work of a super-step: a node run with a given input.
+
+    ``writes`` collects ``(channel, value)`` pairs; they are applied to the channels
+    only after every task of the step has finished.
+    """
+
+    __slots__ = (
+        "id",
+        "name",
+        "path",
+        "node",
+        "input",
+        "triggers",
+        "writes",
+        "ns",
+        "scratchpad",
+        "retry_policy",
+        "cache_key",
+        "timeout",
+        "is_push",
+        "error",
+        "interrupts",
+        "done",
+        "cached",
+        "config",
+        "reader",
+        "resuming",
+        "_lock",
+    )
+
+    def __init__(
+        self,
+        *,
+        id: str,
+        name: str,
+        path: tuple[Any, ...],
+        node: PregelNode,
+        input: Any,
+        triggers: Sequence[str],
+        ns: str,
+        scratchpad: Scratchpad | None,
+        retry_policy: Sequence[RetryPolicy],
+        is_push: bool = False,
+        timeout: TimeoutPolicy | None = None,
+    ) -> None:
+        self.id = id
+        self.name = name
+        self.path = path
+        self.node = node
+        self.input = input
+        self.triggers = triggers
+        self.writes: list[tuple[str, Any]] = []
+        self.ns = ns
+        self.scratchpad = scratchpad
+        self.retry_policy = retry_policy
+        self.cache_key: CacheKey | None = None
+        self.timeout = timeout
+        self.is_push = is_push
+        self.error: BaseException | None = None
+        self.interrupts: tuple[Interrupt, ...] = ()
+        self.done = False
+        self.cached = False
+        self.config: dict[str, Any] | None = None
+        self.reader: Any = None
+        self.resuming = False
+        self._lock = threading.Lock()
+
+    def send(self, writes: list[tuple[str, Any]]) -> None:
+        """Append writes from inside the running node (used by ``interrupt()``)."""
+        with self._lock:
+            self.writes.extend(writes)
+
+    def __repr__(self) -> str:
+        return f"Task({self.name!r}, id={self.id!r}, path={self.path!r})"
