@@ -178,6 +178,34 @@ class Pregel(StateMixin):
                     for sub_name, deeper in sub.get_subgraphs(recurse=True):
                         yield f"{name}{NS_SEP}{sub_name}", deeper
 
+    def _cache_namespaces(self, nodes: Sequence[str] | None) -> list[tuple[str, ...]]:
+        from stategraph.pregel.cache_io import CACHE_NS
+
+        if self.cache is None:
+            raise ValueError(
+                "This graph has no cache: compile it with cache=InMemoryCache() (or another "
+                "BaseCache) to use node caching."
+            )
+        names = [n for n, node in self.nodes.items() if node.cache_policy is not None]
+        if nodes is not None:
+            unknown = [n for n in nodes if n not in self.nodes]
+            if unknown:
+                raise ValueError(f"clear_cache(): unknown nodes {unknown!r}.")
+            names = [n for n in names if n in nodes]
+        return [(CACHE_NS, n) for n in names]
+
+    def clear_cache(self, nodes: Sequence[str] | None = None) -> None:
+        """Forget the cached results of the graph's cached nodes (or only ``nodes``)."""
+        namespaces = self._cache_namespaces(nodes)
+        if namespaces:
+            self.cache.clear(namespaces)
+
+    async def aclear_cache(self, nodes: Sequence[str] | None = None) -> None:
+        """Async twin of :meth:`clear_cache`."""
+        namespaces = self._cache_namespaces(nodes)
+        if namespaces:
+            await self.cache.aclear(namespaces)
+
     # ----------------------------------------------------------------- hooks
     def task_update(self, task: Task) -> Any:
         """What ``stream_mode="updates"`` shows for a finished task."""

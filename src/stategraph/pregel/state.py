@@ -120,7 +120,14 @@ class StateMixin:
         config: Mapping[str, Any],
         tup: Any,
         subgraphs: bool,
+        apply_pending: bool = False,
     ) -> Generator[Any, Any, StateSnapshot]:
+        """Build the snapshot of ``tup``.
+
+        With ``apply_pending`` (the latest state of a thread), the writes of tasks that
+        finished in an interrupted step are shown applied and those tasks leave ``next``;
+        a checkpoint read by id shows the values from before its step.
+        """
         from stategraph.pregel.algo import apply_writes
         from stategraph.pregel.io import read_output
 
@@ -151,7 +158,7 @@ class StateMixin:
                     error = Exception(val)
             finished = any(c not in (ERROR, INTERRUPT, "__resume__", "__resume_asked__") for c, _ in writes)
             result = None
-            if finished:
+            if finished and apply_pending:
                 task.writes = [(c, v) for c, v in writes if c not in _NOT_RESULT]
                 done.append(task)
                 upd = self.task_update(task)
@@ -200,7 +207,8 @@ class StateMixin:
         conf = dict(config.get(CONF) or {})
         conf.setdefault("checkpoint_ns", "")
         tup = yield (fx.GET_TUPLE, {**config, CONF: conf})
-        return (yield from self._snapshot_gen(saver, {**config, CONF: conf}, tup, subgraphs))
+        latest = not conf.get("checkpoint_id")
+        return (yield from self._snapshot_gen(saver, {**config, CONF: conf}, tup, subgraphs, latest))
 
     # ------------------------------------------------------------------ get_state
     def get_state(self, config: Mapping[str, Any], *, subgraphs: bool = False) -> StateSnapshot:

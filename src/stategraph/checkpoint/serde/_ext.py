@@ -1,0 +1,248 @@
+"""Encoding side of the msgpack serializer: extension codes and the ``default`` hook.
+
+Plain JSON-like data (``dict`` with ``str`` keys, ``list``, ``str``, ``int``, ``float``,
+``bool``, ``None``, ``bytes``) is packed by ormsgpack natively. The ``PASSTHROUGH``
+options make ormsgpack hand every other value (tuples, dataclasses, enums, datetimes,
+UUIDs, subclasses, big ints...) to :meth:`Encoder.default`, which turns it into a
+msgpack extension whose payload is itself packed recursively. User classes are written
+as ``[module, qualname, payload]``; the loader decides whether it may rebuild them.
+
+Dicts whose keys are not all ``str`` make the native pass fail; the serializer then
+re-encodes in *slow* mode, where a Python pre-walk keeps int/float/bool/None/tuple keys
+native and turns dicts with other keys (enums, UUIDs, dates, ...) into a pairs
+extension so every key keeps its type.
+"""
+
+from __future__ import annotations
+
+import collections
+import pathlib
+import re
+from collections.abc import Callable
+from typing import Any
+
+import ormsgpack
+
+from stategraph.checkpoint.serde._allowlist import TypeRegistry
+
+# Extension codes. Stable: they are part of the stored format.
+EXT_TUPLE = 1
+EXT_SET = 2
+EXT_FROZENSET = 3
+EXT_DATETIME = 4
+EXT_DATE = 5
+EXT_TIME = 6
+EXT_TIMEDELTA = 7
+EXT_TZINFO = 8
+EXT_UUID = 9
+EXT_DECIMAL = 10
+EXT_BIGINT = 11
+EXT_COMPLEX = 12
+EXT_PATH = 13
+EXT_PATTERN = 14
+EXT_DEQUE = 15
+EXT_ORDERED_DICT = 16
+EXT_COUNTER = 17
+EXT_DEFAULTDICT = 18
+EXT_PAIRS_DICT = 19
+EXT_ENUM = 20
+EXT_DATACLASS = 21
+EXT_PYDANTIC = 22
+EXT_PYDANTIC_V1 = 23
+EXT_NAMEDTUPLE = 24
+EXT_EXCEPTION = 25
+EXT_SUBCLASS = 26
+EXT_OBJECT = 27
+EXT_SEND = 28
+
+_PASSTHROUGH = (
+    ormsgpack.OPT_PASSTHROUGH_DATACLASS
+    | ormsgpack.OPT_PASSTHROUGH_DATETIME
+    | ormsgpack.OPT_PASSTHROUGH_SUBCLASS
+    | ormsgpack.OPT_PASSTHROUGH_TUPLE
+    | ormsgpack.OPT_PASSTHROUGH_ENUM
+    | ormsgpack.OPT_PASSTHROUGH_UUID
+    | ormsgpack.OPT_PASSTHROUGH_BIG_INT
+)
+FAST_OPTIONS = _PASSTHROUGH
+"""Options of the native pass: dict keys must be ``str``."""
+SLOW_OPTIONS = _PASSTHROUGH | ormsgpack.OPT_NON_STR_KEYS
+"""Options of the pre-walked pass: keys were checked to pack without loss."""
+LOAD_OPTIONS = ormsgpack.OPT_NON_STR_KEYS
+"""Options of every unpack: int/float/bool/None/tuple keys come back as they were."""
+
+PATH_TYPES: tuple[type[pathlib.PurePath], ...] = (
+    pathlib.PurePosixPath,
+    pathlib.PureWindowsPath,
+    pathlib.PosixPath,
+    pathlib.WindowsPath,
+)
+PATTERN_TYPE = type(re.compile(""))
+
+FACTORY_NAMES: dict[Any, str] = {
+    list: "list",
+    dict: "dict",
+    set: "set",
+    frozenset: "frozenset",
+    tuple: "tuple",
+    int: "int",
+    float: "float",
+    str: "str",
+    bool: "bool",
+    bytes: "bytes",
+    collections.OrderedDict: "OrderedDict",
+    collections.Counter: "Counter",
+    collections.deque: "deque",
+    collections.defaultdict: "defaultdict",
+}
+"""``defaultdict`` factories that are always safe to call, by stored name."""
+
+SUBCLASS_BASES: tuple[tuple[str, type], ...] = (
+    ("dict", dict),
+    ("list", list),
+    ("str", str),
+    ("int", int),
+    ("float", float),
+    ("bytes", bytes),
+    ("set", set),
+    ("frozenset", frozenset),
+    ("tuple", tuple),
+)
+"""Builtin bases whose subclasses are stored as ``[module, qualname, base, value]``."""
+
+EncodeFn = Callable[["Encoder", Any], ormsgpack.Ext]
+
+
+class Unencodable(TypeError):
+    """Raised inside ``default`` for a value no encoder handles; carries its type."""
+
+    def __init__(self, tp: type, reason: str) -> None:
+        super().__init__(reason)
+        self.tp = tp
+        self.reason = reason
+
+
+class PairsDict:
+    """Marks a dict whose keys cannot all be msgpack map keys without losing their type."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: dict[Any, Any]) -> None:
+        self.value = value
+
+
+_INT_MIN = -(2**63)
+_INT_MAX = 2**64
+
+
+def _key_is_native(key: Any) -> bool:
+    """Whether msgpack keeps ``key`` as it is (with ``OPT_NON_STR_KEYS``)."""
+    tp = type(key)
+    if tp is str or tp is bool or tp is float or key is None:
+        return True
+    if tp is int:
+        return _INT_MIN <= key < _INT_MAX
+    if tp is tuple:
+        return all(_key_is_native(item) for item in key)
+    return False
+
+
+def prewalk(obj: Any) -> Any:
+    """Replace, in plain dicts/lists, dicts with non-native keys by a pairs marker.
+
+    Copy-on-write: containers that need no change are returned as they are.
+    """
+    tp = type(obj)
+    if tp is dict:
+        for key in obj:
+            kt = type(key)
+            if kt is str or (kt is int and _INT_MIN <= key < _INT_MAX):
+                continue
+            if not _key_is_native(key):
+                return PairsDict(obj)
+        new_dict: dict[Any, Any] | None = None
+        for key, value in obj.items():
+            vt = type(value)
+            if vt is dict or vt is list:
+                new = prewalk(value)
+                if new is not value:
+                    if new_dict is None:
+                        new_dict = dict(obj)
+                    new_dict[key] = new
+        return obj if new_dict is None else new_dict
+    if tp is list:
+        new_list: list[Any] | None = None
+        for index, item in enumerate(obj):
+            it = type(item)
+            if it is dict or it is list:
+                new = prewalk(item)
+                if new is not item:
+                    if new_list is None:
+                        new_list = list(obj)
+                    new_list[index] = new
+        return obj if new_list is None else new_list
+    return obj
+
+
+def flat_pairs(mapping: Any) -> list[Any]:
+    """``[k1, v1, k2, v2, ...]`` for a mapping, in iteration order."""
+    out: list[Any] = []
+    append = out.append
+    for key, value in mapping.items():
+        append(key)
+        append(value)
+    return out
+
+
+def class_ref(tp: type) -> list[str]:
+    """``[module, qualname]`` of a class."""
+    return [tp.__module__, tp.__qualname__]
+
+
+class Encoder:
+    """Packs one value; the ``default`` hook dispatches on the value's class.
+
+    ``cache`` maps a class to its encode function and is shared by the encoders of one
+    serializer. A *slow* encoder pre-walks every payload (see :func:`prewalk`) and
+    remembers in ``error`` the first exception raised inside ``default``, because
+    ormsgpack replaces it by a generic ``TypeError``.
+    """
+
+    __slots__ = ("cache", "default", "error", "option", "registry", "slow")
+
+    def __init__(self, registry: TypeRegistry, cache: dict[type, EncodeFn], *, slow: bool) -> None:
+        self.registry = registry
+        self.cache = cache
+        self.slow = slow
+        self.option = SLOW_OPTIONS if slow else FAST_OPTIONS
+        self.error: BaseException | None = None
+        self.default: Callable[[Any], ormsgpack.Ext] = (
+            self._default_slow if slow else self._default_fast
+        )
+
+    def pack(self, payload: Any) -> bytes:
+        """Pack ``payload`` with this encoder's hook and options."""
+        if self.slow:
+            payload = prewalk(payload)
+        return ormsgpack.packb(payload, default=self.default, option=self.option)
+
+    def ext(self, code: int, payload: Any) -> ormsgpack.Ext:
+        """An extension of ``code`` holding ``payload`` packed recursively."""
+        return ormsgpack.Ext(code, self.pack(payload))
+
+    def _default_fast(self, obj: Any) -> ormsgpack.Ext:
+        tp = type(obj)
+        fn = self.cache.get(tp)
+        if fn is None:
+            from stategraph.checkpoint.serde._encoders import resolve_encoder
+
+            fn = self.cache[tp] = resolve_encoder(tp, self.registry)
+        return fn(self, obj)
+
+    def _default_slow(self, obj: Any) -> ormsgpack.Ext:
+        try:
+            return self._default_fast(obj)
+        except BaseException as exc:
+            if self.error is None:
+                self.error = exc
+            raise

@@ -1,0 +1,131 @@
+"""SQLite schema of the checkpoint savers: connection pragmas and ordered migrations.
+
+Migrations are numbered by their position in :data:`MIGRATIONS` and recorded in
+``schema_migrations(v)``. :func:`migrate` applies the missing ones in order inside one
+``BEGIN IMMEDIATE`` transaction, so several processes opening the same new file at
+once apply each migration exactly once. Never edit a released migration: append one.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+
+__all__ = ["MIGRATIONS", "BUSY_TIMEOUT_MS", "configure", "migrate", "has_json"]
+
+BUSY_TIMEOUT_MS = 30_000
+"""How long a statement waits for another connection's lock before failing."""
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    # v0: checkpoints. ``checkpoint`` holds everything but the channel values;
+    # ``metadata_json`` holds the JSON scalars of the metadata for SQL filtering.
+    (
+        """CREATE TABLE IF NOT EXISTS checkpoints (
+            thread_id TEXT NOT NULL,
+            checkpoint_ns TEXT NOT NULL DEFAULT '',
+            checkpoint_id TEXT NOT NULL,
+            parent_checkpoint_id TEXT,
+            type TEXT NOT NULL,
+            checkpoint BLOB NOT NULL,
+            metadata_type TEXT NOT NULL,
+            metadata BLOB NOT NULL,
+            metadata_json TEXT NOT NULL DEFAULT '{}',
+            PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
+        )""",
+    ),
+    # v1: pending writes. ``seq`` keeps the order in which writes were first saved.
+    (
+        """CREATE TABLE IF NOT EXISTS writes (
+            thread_id TEXT NOT NULL,
+            checkpoint_ns TEXT NOT NULL DEFAULT '',
+            checkpoint_id TEXT NOT NULL,
+            task_id TEXT NOT NULL,
+            idx INTEGER NOT NULL,
+            channel TEXT NOT NULL,
+            type TEXT NOT NULL,
+            value BLOB NOT NULL,
+            task_path TEXT NOT NULL DEFAULT '',
+            seq INTEGER NOT NULL,
+            PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+        )""",
+    ),
+    # v2: channel values, once per (channel, version). ``blob`` NULL = empty channel.
+    (
+        """CREATE TABLE IF NOT EXISTS blobs (
+            thread_id TEXT NOT NULL,
+            checkpoint_ns TEXT NOT NULL DEFAULT '',
+            channel TEXT NOT NULL,
+            version TEXT NOT NULL,
+            type TEXT NOT NULL,
+            blob BLOB,
+            PRIMARY KEY (thread_id, checkpoint_ns, channel, version)
+        )""",
+    ),
+    # v3: list one thread across namespaces newest first without a sort.
+    ("CREATE INDEX IF NOT EXISTS checkpoints_thread_id ON checkpoints (thread_id, checkpoint_id)",),
+)
+
+
+def configure(conn: sqlite3.Connection) -> None:
+    """Set the pragmas every saver connection needs.
+
+    ``busy_timeout`` makes a writer wait for another connection's lock instead of
+    failing with "database is locked"; WAL lets readers work while one writer
+    writes; ``synchronous=NORMAL`` in WAL mode survives a process crash (a power loss
+    may drop the last transactions, never corrupt the file). In-memory databases
+    keep their own journal mode.
+    """
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL").fetchone()
+            break
+        except sqlite3.OperationalError as exc:
+            # Switching to WAL needs an exclusive lock; another process may hold one.
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
+    conn.execute("PRAGMA synchronous = NORMAL")
+
+
+def _current_version(conn: sqlite3.Connection) -> int:
+    """Return the highest applied migration number, ``-1`` when none is recorded."""
+    try:
+        row = conn.execute("SELECT MAX(v) FROM schema_migrations").fetchone()
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):
+            return -1
+        raise
+    return -1 if row is None or row[0] is None else int(row[0])
+
+
+def migrate(conn: sqlite3.Connection) -> None:
+    """Apply the migrations this database lacks, in order, in one transaction.
+
+    Idempotent and safe to run from several processes at once: a process that finds
+    the schema current does not take the write lock.
+    """
+    if _current_version(conn) >= len(MIGRATIONS) - 1:
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (v INTEGER PRIMARY KEY)")
+        current = _current_version(conn)
+        for v in range(current + 1, len(MIGRATIONS)):
+            for statement in MIGRATIONS[v]:
+                conn.execute(statement)
+            conn.execute("INSERT INTO schema_migrations (v) VALUES (?)", (v,))
+    except BaseException:
+        conn.rollback()
+        raise
+    conn.commit()
+
+
+def has_json(conn: sqlite3.Connection) -> bool:
+    """Whether this SQLite build has the JSON functions used for metadata filters."""
+    try:
+        conn.execute("SELECT json_extract('{\"a\": 1}', '$.a')").fetchone()
+    except sqlite3.OperationalError:
+        return False
+    return True

@@ -1,0 +1,13 @@
+"""Shared pytest configuration for the whole suite."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+os.environ.setdefault("PYTHONHASHSEED", "0")
