@@ -94,7 +94,8 @@ class Decoder:
         """The allowed class for a stored name, validating that the name is well formed."""
         if not isinstance(module, str) or not isinstance(qualname, str):
             raise DeserializationError(
-                f"Malformed payload: a class name must be two strings, got {module!r}, {qualname!r}."
+                f"Malformed payload: a class name must be two strings, "
+                f"got {module!r}, {qualname!r}."
             )
         return self.registry.lookup(module, qualname)
 

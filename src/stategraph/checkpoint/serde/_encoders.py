@@ -55,6 +55,7 @@ from stategraph.checkpoint.serde._ext import (
     FACTORY_NAMES,
     PATH_TYPES,
     PATTERN_TYPE,
+    SUBCLASS_BASES,
     EncodeFn,
     Encoder,
     PairsDict,

@@ -1,10 +1,11 @@
-"""Encoding side of the msgpack serializer: extension codes and the ``default`` hook.
+"""The stored format (extension codes, options) and the :class:`Encoder` that packs.
 
 Plain JSON-like data (``dict`` with ``str`` keys, ``list``, ``str``, ``int``, ``float``,
 ``bool``, ``None``, ``bytes``) is packed by ormsgpack natively. The ``PASSTHROUGH``
 options make ormsgpack hand every other value (tuples, dataclasses, enums, datetimes,
-UUIDs, subclasses, big ints...) to :meth:`Encoder.default`, which turns it into a
-msgpack extension whose payload is itself packed recursively. User classes are written
+UUIDs, subclasses, big ints...) to ``Encoder.default``, which turns it into a msgpack
+extension whose payload is itself packed recursively (the per-type functions live in
+:mod:`stategraph.checkpoint.serde._encoders`). User classes are written
 as ``[module, qualname, payload]``; the loader decides whether it may rebuild them.
 
 Dicts whose keys are not all ``str`` make the native pass fail; the serializer then

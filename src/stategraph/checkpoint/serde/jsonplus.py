@@ -128,11 +128,11 @@ class JsonPlusSerializer:
     def allow(self, *types: type) -> None:
         """Allow ``types`` to be constructed at load time, and the classes they mention.
 
-        Type hints (``list[Item]``, ``Optional[Item]``, ``Annotated[...]``) are accepted
-        too and walked. Each class's fields are walked with :func:`collect_schema_types`, so allowing a
-        pydantic model also allows its sub-models, enums and dataclasses. Registering a
-        plain class (neither dataclass nor pydantic) also lets it be *dumped*: its
-        ``__dict__``/slots are stored and restored without calling ``__init__``.
+        Each class's fields are walked with :func:`collect_schema_types`, so allowing a
+        pydantic model also allows its sub-models, enums and dataclasses; type hints
+        (``list[Item]``, ``Optional[Item]``, ``Annotated[...]``) are accepted and walked
+        too. Registering a plain class (neither dataclass nor pydantic) also lets it be
+        *dumped*: its ``__dict__``/slots are stored and restored without ``__init__``.
         """
         for tp in types:
             if not isinstance(tp, type) and not _is_type_hint(tp):
