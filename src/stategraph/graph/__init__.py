@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from stategraph.graph.message import MessagesState, add_messages
     from stategraph.graph.state import CompiledStateGraph, StateGraph
 
-from stategraph.constants import END, START  # noqa: E402  (cheap)
+from stategraph.constants import END, START
 
 
 def __getattr__(name: str) -> Any:

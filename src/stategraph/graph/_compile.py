@@ -51,7 +51,9 @@ class CompiledStateGraph(Pregel):
             if chan in keys:
                 if chan in out:
                     prev = out[chan]
-                    out[chan] = [*prev, val] if isinstance(prev, list) and isinstance(val, list) else val
+                    out[chan] = (
+                        [*prev, val] if isinstance(prev, list) and isinstance(val, list) else val
+                    )
                 else:
                     out[chan] = val
         return out or None
@@ -87,7 +89,9 @@ class CompiledStateGraph(Pregel):
 
         return TypeAdapter(self.builder.output_schema).json_schema()
 
-    def get_graph(self, config: Mapping[str, Any] | None = None, *, xray: int | bool = False) -> Any:
+    def get_graph(
+        self, config: Mapping[str, Any] | None = None, *, xray: int | bool = False
+    ) -> Any:
         """A drawable view (``draw_mermaid()``, ``draw_ascii()``) of the builder's structure."""
         from stategraph.graph._draw import draw_state_graph
 
@@ -97,13 +101,15 @@ class CompiledStateGraph(Pregel):
 class _InputWriter:
     """Writes the graph input to the state: validated, defaults applied, keys filtered."""
 
-    __slots__ = ("schema", "kind", "writer")
+    __slots__ = ("kind", "schema", "writer")
 
     def __init__(self, schema: Any, writer: StateWriter) -> None:
         self.schema = schema
         self.kind = (
-            "pydantic" if is_pydantic_class(schema)
-            else "dataclass" if dataclasses.is_dataclass(schema)
+            "pydantic"
+            if is_pydantic_class(schema)
+            else "dataclass"
+            if dataclasses.is_dataclass(schema)
             else "dict"
         )
         self.writer = writer
@@ -119,9 +125,7 @@ class _InputWriter:
                     model = self.schema.model_validate(value)
                 except Exception as exc:
                     if hasattr(exc, "add_note"):
-                        exc.add_note(
-                            f"While validating the graph input as {self.schema.__name__}."
-                        )
+                        exc.add_note(f"While validating the graph input as {self.schema.__name__}.")
                     raise
             return {k: getattr(model, k) for k in type(model).model_fields}
         if self.kind == "dataclass":
@@ -147,7 +151,9 @@ def _identity(value: Any) -> Any:
     return value
 
 
-def _schema_keys(builder: StateGraph[Any, Any, Any, Any], schema: Any) -> tuple[list[str], dict[str, Any]]:
+def _schema_keys(
+    builder: StateGraph[Any, Any, Any, Any], schema: Any
+) -> tuple[list[str], dict[str, Any]]:
     info = builder.schemas[schema]
     return list(info.channels), dict(info.managed)
 
@@ -178,7 +184,9 @@ def compile_graph(
     for n, spec in specs.items():
         chan = branch_channel(n)
         channels[chan] = (
-            LastValueAfterFinish(Any, key=chan) if spec.defer else EphemeralValue(Any, guard=False, key=chan)
+            LastValueAfterFinish(Any, key=chan)
+            if spec.defer
+            else EphemeralValue(Any, guard=False, key=chan)
         )
         triggers[n].append(chan)
     edge_writes: dict[str, list[tuple[str, Any]]] = {START: [], **{n: [] for n in specs}}
@@ -207,7 +215,9 @@ def compile_graph(
                     "functions must be synchronous (they only inspect the state)."
                 )
             branch_writers.setdefault(source, []).append(
-                BranchWriter(source, bname, call, branch.path_map, node_names, state_reads, state_mapper)
+                BranchWriter(
+                    source, bname, call, branch.path_map, node_names, state_reads, state_mapper
+                )
             )
 
     # START node
@@ -238,7 +248,9 @@ def compile_graph(
         else:
             proc = make_call(spec.func, n)
             mapper = make_mapper(schema, n)
-        writer = StateWriter(n, set(state_keys), node_names, strict=strict, warn_unknown=not spec.is_subgraph)
+        writer = StateWriter(
+            n, set(state_keys), node_names, strict=strict, warn_unknown=not spec.is_subgraph
+        )
         nodes[n] = PregelNode(
             channels=reads,
             triggers=triggers[n],
@@ -253,7 +265,11 @@ def compile_graph(
             defer=bool(spec.defer),
             name=n,
         )
-        if spec.timeout is not None and not getattr(proc, "is_async", False) and not spec.is_subgraph:
+        if (
+            spec.timeout is not None
+            and not getattr(proc, "is_async", False)
+            and not spec.is_subgraph
+        ):
             raise ValueError(
                 f"Node '{n}' has a timeout but is synchronous; timeouts are supported for async "
                 "nodes only (a running thread cannot be stopped safely)."

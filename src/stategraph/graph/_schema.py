@@ -32,7 +32,7 @@ __all__ = [
 class SchemaInfo:
     """What the builder learned from one schema: its channels and managed keys."""
 
-    __slots__ = ("schema", "channels", "managed", "keys", "kind")
+    __slots__ = ("channels", "keys", "kind", "managed", "schema")
 
     def __init__(
         self,
@@ -102,9 +102,9 @@ def _channel_for(key: str, hint: Any) -> BaseChannel | type[ManagedValue]:
                 ch.key = key
                 return ch
             if isinstance(item, type) and issubclass(item, BaseChannel):
-                return item(base, key=key)  # type: ignore[call-arg]
+                return item(base, key=key)
             if is_managed_value(item):
-                return item  # type: ignore[no-any-return]
+                return item
         last = meta[-1]
         if callable(last) and not isinstance(last, type):
             check_reducer(last)

@@ -27,9 +27,7 @@ def branch_channel(node: str) -> str:
     return f"branch:to:{node}"
 
 
-def goto_writes(
-    goto: Any, nodes: Mapping[str, Any], source: str
-) -> list[tuple[str, Any]]:
+def goto_writes(goto: Any, nodes: Mapping[str, Any], source: str) -> list[tuple[str, Any]]:
     """Writes for ``Command.goto`` targets (names, ``Send`` s, ``END``)."""
     targets = goto if isinstance(goto, (list, tuple)) else [goto]
     writes: list[tuple[str, Any]] = []
@@ -66,7 +64,7 @@ class StateWriter:
     warning naming the node and key (an ``InvalidUpdateError`` under ``strict``).
     """
 
-    __slots__ = ("node", "keys", "nodes", "strict", "warn_unknown", "root")
+    __slots__ = ("keys", "node", "nodes", "root", "strict", "warn_unknown")
 
     def __init__(
         self,
@@ -177,7 +175,7 @@ class EdgeWriter:
 class BranchWriter:
     """Evaluates a conditional edge on the state including the node's own update."""
 
-    __slots__ = ("source", "path", "path_map", "nodes", "reads", "mapper", "name")
+    __slots__ = ("mapper", "name", "nodes", "path", "path_map", "reads", "source")
 
     def __init__(
         self,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import typing
 from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from stategraph.constants import END, NS_END, NS_SEP, RESERVED, START
@@ -19,31 +20,26 @@ InputT = TypeVar("InputT")
 OutputT = TypeVar("OutputT")
 
 
+@dataclass
 class NodeSpec:
     """Everything ``add_node`` recorded about a node."""
 
-    __slots__ = (
-        "name",
-        "func",
-        "input_schema",
-        "retry_policy",
-        "cache_policy",
-        "timeout",
-        "defer",
-        "destinations",
-        "metadata",
-        "is_subgraph",
-    )
-
-    def __init__(self, **kwargs: Any) -> None:
-        for key in self.__slots__:
-            setattr(self, key, kwargs.get(key))
+    name: str
+    func: Any
+    input_schema: Any
+    retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None
+    cache_policy: CachePolicy | None = None
+    timeout: TimeoutPolicy | None = None
+    defer: bool = False
+    destinations: list[str] | None = None
+    metadata: dict[str, Any] | None = None
+    is_subgraph: bool = False
 
 
 class BranchSpec:
     """A conditional edge: its path function, optional ``path_map`` and known targets."""
 
-    __slots__ = ("source", "name", "path", "path_map", "ends")
+    __slots__ = ("ends", "name", "path", "path_map", "source")
 
     def __init__(
         self,
@@ -62,8 +58,9 @@ class BranchSpec:
 
 def _literal_targets(func: Any) -> list[str] | None:
     """Targets named by a ``Literal[...]`` (or ``Command[Literal[...]]``) return annotation."""
+    target = func if inspect.isfunction(func) or inspect.ismethod(func) else type(func).__call__
     try:
-        hints = typing.get_type_hints(getattr(func, "__call__", func) if not inspect.isfunction(func) and not inspect.ismethod(func) else func)
+        hints = typing.get_type_hints(target)
     except Exception:
         return None
     ret = hints.get("return")
@@ -337,9 +334,13 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         return self.add_edge(key, END)
 
     # ------------------------------------------------------------------ compile
-    def validate(self, interrupt: Sequence[str] | None = None) -> StateGraph[StateT, ContextT, InputT, OutputT]:
+    def validate(
+        self, interrupt: Sequence[str] | None = None
+    ) -> StateGraph[StateT, ContextT, InputT, OutputT]:
         """Check the structure; every error names the offending element."""
-        all_sources = {s for s, _ in self.edges} | {s for starts, _ in self.waiting_edges for s in starts}
+        all_sources = {s for s, _ in self.edges} | {
+            s for starts, _ in self.waiting_edges for s in starts
+        }
         all_sources |= set(self.branches)
         for source in sorted(all_sources):
             if source != START and source not in self.nodes:

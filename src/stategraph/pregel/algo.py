@@ -22,7 +22,6 @@ from stategraph.constants import (
     RESUME,
     RESUME_ASKED,
     RETURN,
-    TASKS,
 )
 from stategraph.errors import EmptyChannelError
 
@@ -99,9 +98,7 @@ def triggered(
     return False
 
 
-def read_channels(
-    channels: Mapping[str, BaseChannel], select: str | Sequence[str]
-) -> Any:
+def read_channels(channels: Mapping[str, BaseChannel], select: str | Sequence[str]) -> Any:
     """Read one channel's value, or a dict of the available values of several."""
     if isinstance(select, str):
         return channels[select].get()

@@ -7,6 +7,7 @@ everything before and after the call is here, once.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from stategraph._context import CURRENT_TASK, TaskContext
@@ -18,7 +19,13 @@ if TYPE_CHECKING:
     from stategraph.pregel.run import RunContext
     from stategraph.pregel.task import Task
 
-__all__ = ["make_context", "run_writers", "record_failure", "reset_for_retry", "handle_parent_command"]
+__all__ = [
+    "make_context",
+    "run_writers",
+    "record_failure",
+    "reset_for_retry",
+    "handle_parent_command",
+]
 
 _SUPPORTS_NOTES = sys.version_info >= (3, 11)
 
@@ -26,16 +33,16 @@ _SUPPORTS_NOTES = sys.version_info >= (3, 11)
 def make_context(task: Task, run: RunContext, step: int) -> TaskContext:
     """Build the context ``get_config()``/``interrupt()``/``get_runtime()`` see in the task."""
     runtime = run.runtime
+    writer: Callable[[Any], None] = runtime.stream_writer
     if "custom" in run.modes and run.sink is not None:
         sink = run.sink
         ns = run.stream_ns
 
-        def writer(chunk: Any) -> None:
+        def custom_writer(chunk: Any) -> None:
             sink(ns, "custom", chunk)
 
+        writer = custom_writer
         runtime = runtime.override(stream_writer=writer)
-    else:
-        writer = runtime.stream_writer
 
     def make_config() -> dict[str, Any]:
         conf = {
@@ -115,10 +122,9 @@ def record_failure(task: Task, exc: BaseException) -> None:
         return
     if not isinstance(exc, (GraphInterrupt, ParentCommand)):
         note = f"During task with name '{task.name}' and id '{task.id}'"
-        if _SUPPORTS_NOTES:
-            notes = getattr(exc, "__notes__", ())
-            if note not in notes:
-                exc.add_note(note)
+        add_note = getattr(exc, "add_note", None)
+        if _SUPPORTS_NOTES and add_note is not None and note not in getattr(exc, "__notes__", ()):
+            add_note(note)
     task.error = exc
 
 

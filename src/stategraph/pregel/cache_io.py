@@ -42,7 +42,7 @@ def apply_cache_hits(
         task = keys.get(full_key)
         if task is None:
             continue
-        task.writes = [tuple(w) for w in writes]  # type: ignore[misc]
+        task.writes = [(w[0], w[1]) for w in writes]
         task.cached = True
         found.append(task)
     return found

@@ -53,7 +53,7 @@ def _annotation_name(param: inspect.Parameter) -> str:
 class NodeCall:
     """A node function plus the precomputed plan of which extra arguments it receives."""
 
-    __slots__ = ("func", "is_async", "name", "positional", "keywords", "takes_input")
+    __slots__ = ("func", "is_async", "keywords", "name", "positional", "takes_input")
 
     def __init__(
         self,

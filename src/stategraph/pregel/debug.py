@@ -24,25 +24,33 @@ def task_start_payload(task: Task, step: int) -> dict[str, Any]:
 def task_result_payload(task: Task, graph: Pregel) -> dict[str, Any]:
     """``tasks`` chunk reporting a finished task: its result, error and interrupts."""
     update = graph.task_update(task)
-    result = [] if update is NO_UPDATE or update is None else (
-        list(update.items()) if isinstance(update, dict) else [("__root__", update)]
+    result = (
+        []
+        if update is NO_UPDATE or update is None
+        else (list(update.items()) if isinstance(update, dict) else [("__root__", update)])
     )
     return {
         "id": task.id,
         "name": task.name,
         "error": None if task.error is None else repr(task.error),
         "result": result,
-        "interrupts": [
-            {"value": i.value, "id": i.id} for i in task.interrupts
-        ],
+        "interrupts": [{"value": i.value, "id": i.id} for i in task.interrupts],
     }
 
 
-def checkpoint_payload(loop: Loop, checkpoint: dict[str, Any], metadata: dict[str, Any]) -> dict[str, Any]:
+def checkpoint_payload(
+    loop: Loop, checkpoint: dict[str, Any], metadata: dict[str, Any]
+) -> dict[str, Any]:
     """``checkpoints`` chunk: config, values, metadata, next tasks of a new checkpoint."""
     run = loop.run
     return {
-        "config": {CONF: {"thread_id": run.thread_id, "checkpoint_ns": run.ns, "checkpoint_id": checkpoint["id"]}},
+        "config": {
+            CONF: {
+                "thread_id": run.thread_id,
+                "checkpoint_ns": run.ns,
+                "checkpoint_id": checkpoint["id"],
+            }
+        },
         "parent_config": loop.parent_config,
         "values": read_output(loop.channels, run.stream_keys),
         "metadata": metadata,

@@ -60,7 +60,12 @@ class DrawableGraph:
         return {
             "nodes": [{"id": n} for n in self.nodes],
             "edges": [
-                {"source": e.source, "target": e.target, "label": e.label, "conditional": e.conditional}
+                {
+                    "source": e.source,
+                    "target": e.target,
+                    "label": e.label,
+                    "conditional": e.conditional,
+                }
                 for e in self.edges
             ],
         }

@@ -25,8 +25,7 @@ def map_input(graph: Pregel, value: Any) -> list[tuple[str, Any]]:
         return [(channels, value)]
     if not isinstance(value, Mapping):
         raise InvalidUpdateError(
-            f"Expected a dict as input for channels {list(channels)!r}, got "
-            f"{type(value).__name__}."
+            f"Expected a dict as input for channels {list(channels)!r}, got {type(value).__name__}."
         )
     return [(k, value[k]) for k in channels if k in value]
 

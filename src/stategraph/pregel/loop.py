@@ -29,8 +29,8 @@ from stategraph.constants import (
 )
 from stategraph.errors import (
     EmptyInputError,
-    GraphBubbleUp,
     ErrorCode,
+    GraphBubbleUp,
     GraphInterrupt,
     GraphRecursionError,
     InvalidUpdateError,
@@ -81,9 +81,7 @@ class Loop:
         self.trigger_to_nodes: Mapping[str, Any] = graph.trigger_to_nodes
         self.input = input
         self.saver = run.checkpointer
-        self.get_next_version = (
-            self.saver.get_next_version if self.saver is not None else increment
-        )
+        self.get_next_version = self.saver.get_next_version if self.saver is not None else increment
         self.channels: dict[str, BaseChannel] = {}
         self.checkpoint: dict[str, Any] = {}
         self.checkpoint_id: str = ""
@@ -106,9 +104,7 @@ class Loop:
         self._exit_parent: dict[str, Any] | None = None
         self.blocking = run.durability == "sync"
         self.save_loop = run.durability != "exit"
-        self.want_checkpoints = self.saver is not None or bool(
-            run.modes & {"checkpoints", "debug"}
-        )
+        self.want_checkpoints = self.saver is not None or bool(run.modes & {"checkpoints", "debug"})
 
     # ------------------------------------------------------------------ helpers
     def _base_configurable(self) -> dict[str, Any]:
@@ -149,9 +145,7 @@ class Loop:
             k: spec.from_checkpoint(values.get(k, MISSING)) for k, spec in specs.items()
         }
         self.metadata = dict(saved.metadata or {})
-        self.checkpoint_config = {
-            CONF: {**self._base_configurable(), "checkpoint_id": cp["id"]}
-        }
+        self.checkpoint_config = {CONF: {**self._base_configurable(), "checkpoint_id": cp["id"]}}
         self.parent_config = saved.parent_config
         self.pending_writes = list(saved.pending_writes or ())
         self.saved_versions = dict(cp["channel_versions"])
@@ -185,9 +179,7 @@ class Loop:
         metadata = {**run.metadata, "source": source, "step": step, "parents": dict(run.parent_ids)}
         if run.run_id is not None:
             metadata["run_id"] = run.run_id
-        new_versions = {
-            k: v for k, v in versions.items() if self.saved_versions.get(k) != v
-        }
+        new_versions = {k: v for k, v in versions.items() if self.saved_versions.get(k) != v}
         parent_config = self.checkpoint_config
         put_config = {CONF: {**parent_config[CONF]}}
         self.checkpoint = checkpoint
@@ -408,7 +400,9 @@ class Loop:
                         inp[key] = spec.get(step, self.stop)
                 if node.mapper is not None:
                     inp = node.mapper(inp)
-            tasks[tid] = self._task(tid, node, inp, (PULL, name), node.triggers, for_execution, False)
+            tasks[tid] = self._task(
+                tid, node, inp, (PULL, name), node.triggers, for_execution, False
+            )
         return tasks
 
     def _task(
@@ -531,7 +525,13 @@ class Loop:
                     "channel_versions": dict(saved_cp["channel_versions"]),
                     "versions_seen": {k: dict(v) for k, v in saved_cp["versions_seen"].items()},
                 }
-                apply_writes(self.checkpoint, self.channels, done, self.get_next_version, self.trigger_to_nodes)
+                apply_writes(
+                    self.checkpoint,
+                    self.channels,
+                    done,
+                    self.get_next_version,
+                    self.trigger_to_nodes,
+                )
                 self.checkpoint = saved_cp
             self.output = read_output(self.channels, run.output_keys)
             if "values" in run.modes:
@@ -616,7 +616,14 @@ class Loop:
         if self.dirty:
             put_config = self._exit_parent or self.checkpoint_config
             self.saved_versions = dict(self.checkpoint["channel_versions"])
-            yield (fx.PUT, put_config, self.checkpoint, self.metadata, dict(self.checkpoint["channel_versions"]), True)
+            yield (
+                fx.PUT,
+                put_config,
+                self.checkpoint,
+                self.metadata,
+                dict(self.checkpoint["channel_versions"]),
+                True,
+            )
             self.dirty = False
         for task_id, writes, path in self.exit_writes:
             yield (fx.PUT_WRITES, self.checkpoint_config, writes, task_id, path, True)

@@ -22,11 +22,15 @@ from stategraph.types import Command, RetryPolicy, Send
 __all__ = ["Pregel", "DEFAULT_RECURSION_LIMIT"]
 
 DEFAULT_RECURSION_LIMIT = 10007
-_VALID_MODES = frozenset({"values", "updates", "checkpoints", "tasks", "debug", "messages", "custom"})
+_VALID_MODES = frozenset(
+    {"values", "updates", "checkpoints", "tasks", "debug", "messages", "custom"}
+)
 _DURABILITY = ("sync", "async", "exit")
 
 
-def _merge_configs(base: Mapping[str, Any] | None, extra: Mapping[str, Any] | None) -> dict[str, Any]:
+def _merge_configs(
+    base: Mapping[str, Any] | None, extra: Mapping[str, Any] | None
+) -> dict[str, Any]:
     out: dict[str, Any] = dict(base or {})
     if not extra:
         return out
@@ -257,7 +261,9 @@ class Pregel(StateMixin):
         """JSON schema of the output."""
         return {"title": f"{self.name}Output", "type": "object"}
 
-    def get_graph(self, config: Mapping[str, Any] | None = None, *, xray: int | bool = False) -> Any:
+    def get_graph(
+        self, config: Mapping[str, Any] | None = None, *, xray: int | bool = False
+    ) -> Any:
         """A drawable view of the graph (``draw_mermaid()``, ``draw_ascii()``)."""
         from stategraph.pregel.draw import draw_pregel
 
@@ -320,7 +326,9 @@ class Pregel(StateMixin):
             )
         recursion_limit = cfg.get("recursion_limit", DEFAULT_RECURSION_LIMIT)
         if not isinstance(recursion_limit, int) or recursion_limit < 1:
-            raise ValueError(f"recursion_limit must be a positive integer, got {recursion_limit!r}.")
+            raise ValueError(
+                f"recursion_limit must be a positive integer, got {recursion_limit!r}."
+            )
         if durability is None:
             durability = (
                 parent_run.durability if parent_run is not None else cfg.get("durability", "async")
@@ -329,7 +337,9 @@ class Pregel(StateMixin):
             raise ValueError(f"durability must be one of {_DURABILITY}, got {durability!r}.")
         store = self.store if self.store is not None else (parent_run.store if parent_run else None)
         cache = self.cache if self.cache is not None else (parent_run.cache if parent_run else None)
-        base_runtime: Runtime[Any] = parent_run.runtime if parent_run is not None else DEFAULT_RUNTIME
+        base_runtime: Runtime[Any] = (
+            parent_run.runtime if parent_run is not None else DEFAULT_RUNTIME
+        )
         if context is not None or store is not base_runtime.store:
             base_runtime = base_runtime.override(
                 context=context if context is not None else base_runtime.context, store=store
@@ -478,8 +488,14 @@ class Pregel(StateMixin):
 
         if stream_mode != "values":
             return self._invoke_via_stream(
-                input, config, context, stream_mode, output_keys, interrupt_before,
-                interrupt_after, durability
+                input,
+                config,
+                context,
+                stream_mode,
+                output_keys,
+                interrupt_before,
+                interrupt_after,
+                durability,
             )
         loop = self._make_run(
             input,
@@ -517,14 +533,26 @@ class Pregel(StateMixin):
         return out
 
     def _invoke_via_stream(
-        self, input: Any, config: Any, context: Any, stream_mode: Any, output_keys: Any,
-        ib: Any, ia: Any, durability: Any
+        self,
+        input: Any,
+        config: Any,
+        context: Any,
+        stream_mode: Any,
+        output_keys: Any,
+        ib: Any,
+        ia: Any,
+        durability: Any,
     ) -> Any:
         chunks = []
         latest: Any = None
         for mode, chunk in self.stream(
-            input, config, context=context, stream_mode=["values", stream_mode],
-            output_keys=output_keys, interrupt_before=ib, interrupt_after=ia,
+            input,
+            config,
+            context=context,
+            stream_mode=["values", stream_mode],
+            output_keys=output_keys,
+            interrupt_before=ib,
+            interrupt_after=ia,
             durability=durability,
         ):
             if mode == "values":
@@ -542,8 +570,8 @@ class Pregel(StateMixin):
         **kwargs: Any,
     ) -> list[Any]:
         """Invoke the graph on each input concurrently (threads); results keep input order."""
-        from concurrent.futures import ThreadPoolExecutor
         import contextvars
+        from concurrent.futures import ThreadPoolExecutor
 
         configs = _configs_for(inputs, config)
 
@@ -560,7 +588,9 @@ class Pregel(StateMixin):
             return []
         with ThreadPoolExecutor(max_workers=min(len(inputs), 16)) as pool:
             ctx = contextvars.copy_context()
-            futures = [pool.submit(ctx.copy().run, one, pair) for pair in zip(inputs, configs)]
+            futures = [
+                pool.submit(ctx.copy().run, one, pair) for pair in zip(inputs, configs, strict=True)
+            ]
             return [f.result() for f in futures]
 
     # ----------------------------------------------------------------- async API
@@ -640,9 +670,14 @@ class Pregel(StateMixin):
         if stream_mode != "values":
             chunks = []
             async for mode, chunk in self.astream(
-                input, config, context=context, stream_mode=["values", stream_mode],
-                output_keys=output_keys, interrupt_before=interrupt_before,
-                interrupt_after=interrupt_after, durability=durability,
+                input,
+                config,
+                context=context,
+                stream_mode=["values", stream_mode],
+                output_keys=output_keys,
+                interrupt_before=interrupt_before,
+                interrupt_after=interrupt_after,
+                durability=durability,
             ):
                 if mode == stream_mode:
                     chunks.append(chunk)
@@ -693,7 +728,7 @@ class Pregel(StateMixin):
         configs = _configs_for(inputs, config)
         return list(
             await asyncio.gather(
-                *(self.ainvoke(i, c, **kwargs) for i, c in zip(inputs, configs)),
+                *(self.ainvoke(i, c, **kwargs) for i, c in zip(inputs, configs, strict=True)),
                 return_exceptions=return_exceptions,
             )
         )
@@ -721,11 +756,10 @@ def _shape(
     if version == "v2":
         part: dict[str, Any] = {"type": mode, "ns": ns, "data": payload}
         if mode == "values":
-            interrupts = ()
+            interrupts: tuple[Any, ...] = ()
             if isinstance(payload, dict) and INTERRUPT in payload:
-                payload = {k: v for k, v in payload.items() if k != INTERRUPT}
-                interrupts = ()
-                part["data"] = payload
+                interrupts = tuple(payload[INTERRUPT])
+                part["data"] = {k: v for k, v in payload.items() if k != INTERRUPT}
             part["interrupts"] = interrupts
         return part
     if single:

@@ -58,21 +58,21 @@ class PregelNode:
     """
 
     __slots__ = (
-        "name",
-        "channels",
-        "triggers",
-        "mapper",
-        "proc",
-        "writers",
-        "retry_policy",
         "cache_policy",
-        "timeout",
-        "metadata",
-        "tags",
-        "subgraphs",
+        "channels",
+        "defer",
         "is_async",
         "managed",
-        "defer",
+        "mapper",
+        "metadata",
+        "name",
+        "proc",
+        "retry_policy",
+        "subgraphs",
+        "tags",
+        "timeout",
+        "triggers",
+        "writers",
     )
 
     def __init__(

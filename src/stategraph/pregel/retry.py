@@ -22,7 +22,7 @@ def matches(policy: RetryPolicy, exc: BaseException) -> bool:
     if isinstance(retry_on, Sequence):
         return isinstance(exc, tuple(retry_on))
     if callable(retry_on):
-        return bool(retry_on(exc))  # type: ignore[arg-type]
+        return bool(retry_on(exc))  # type: ignore[arg-type,call-arg]
     raise TypeError(
         f"RetryPolicy.retry_on must be an exception class, a sequence of them, or a "
         f"callable; got {retry_on!r}."

@@ -8,7 +8,7 @@ saver's sync or async methods.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Generator, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from stategraph.constants import CONF, ERROR, INTERRUPT, NS_END, NS_SEP, START
 from stategraph.errors import InvalidUpdateError
@@ -61,173 +61,287 @@ async def _adrive(gen: Generator[Any, Any, Any], saver: Any) -> Any:
         return stop.value
 
 
+def _graph(obj: Any) -> Pregel:
+    return cast("Pregel", obj)
+
+
+def _require_saver(graph: Pregel, config: Mapping[str, Any]) -> Any:
+    saver = graph.checkpointer
+    if saver in (None, True, False):
+        from stategraph._context import CURRENT_TASK
+
+        ctx = CURRENT_TASK.get()
+        if ctx is not None and isinstance(ctx.run, tuple):
+            saver = ctx.run[0].checkpointer
+    if saver in (None, True, False):
+        raise ValueError(
+            "No checkpointer set: get_state/update_state need a graph compiled with a "
+            "checkpointer, e.g. builder.compile(checkpointer=InMemorySaver())."
+        )
+    if not (config.get(CONF) or {}).get("thread_id"):
+        raise ValueError(
+            'State access needs a thread id: pass {"configurable": {"thread_id": ...}} '
+            "(missing key: 'configurable.thread_id')."
+        )
+    return saver
+
+
+def _view(graph: Pregel, saver: Any, config: Mapping[str, Any]) -> Loop:
+    from stategraph.pregel.loop import Loop
+    from stategraph.pregel.main import DEFAULT_RECURSION_LIMIT
+    from stategraph.pregel.run import RunContext
+    from stategraph.pregel.task import ResumeState
+
+    conf = dict(config.get(CONF) or {})
+    run = RunContext(
+        graph=graph,
+        config={**config, CONF: conf},
+        checkpointer=saver,
+        store=graph.store,
+        cache=None,
+        runtime=DEFAULT_RUNTIME,
+        modes=frozenset(),
+        subgraphs=False,
+        sink=None,
+        durability="sync",
+        resume_state=ResumeState(),
+        resuming=False,
+        interrupt_before=(),
+        interrupt_after=(),
+        recursion_limit=DEFAULT_RECURSION_LIMIT,
+        ns=conf.get("checkpoint_ns", "") or "",
+        output_keys=graph.output_channels,
+        stream_keys=graph.stream_keys,
+    )
+    return Loop(run, None)
+
+
+def _snapshot_gen(
+    graph: Pregel,
+    saver: Any,
+    config: Mapping[str, Any],
+    tup: Any,
+    subgraphs: bool,
+    apply_pending: bool = False,
+) -> Generator[Any, Any, StateSnapshot]:
+    """Build the snapshot of ``tup``.
+
+    With ``apply_pending`` (the latest state of a thread), the writes of tasks that
+    finished in an interrupted step are shown applied and those tasks leave ``next``;
+    a checkpoint read by id shows the values from before its step.
+    """
+    from stategraph.pregel.algo import apply_writes
+    from stategraph.pregel.io import read_output
+
+    if tup is None:
+        return StateSnapshot(
+            values={},
+            next=(),
+            config=dict(config),
+            metadata=None,
+            created_at=None,
+            parent_config=None,
+            tasks=(),
+            interrupts=(),
+        )
+    view = _view(graph, saver, tup.config)
+    view._restore(tup)
+    view.step = int(view.metadata.get("step", -1)) + 1
+    view.stop = view.step + view.run.recursion_limit
+    tasks = view._prepare(for_execution=False)
+    writes_by_task: dict[str, list[tuple[str, Any]]] = {}
+    for tid, chan, val in tup.pending_writes or ():
+        writes_by_task.setdefault(tid, []).append((chan, val))
+    done = []
+    interrupts: list[Any] = []
+    task_objs = []
+    for tid, task in tasks.items():
+        writes = writes_by_task.get(tid, [])
+        t_interrupts: tuple[Any, ...] = ()
+        error = None
+        for chan, val in writes:
+            if chan == INTERRUPT:
+                t_interrupts = tuple(val)
+            elif chan == ERROR:
+                error = Exception(val)
+        finished = any(
+            c not in (ERROR, INTERRUPT, "__resume__", "__resume_asked__") for c, _ in writes
+        )
+        result = None
+        if finished and apply_pending:
+            task.writes = [(c, v) for c, v in writes if c not in _NOT_RESULT]
+            done.append(task)
+            upd = graph.task_update(task)
+            result = upd if isinstance(upd, dict) else None
+            t_interrupts = ()
+        interrupts.extend(t_interrupts)
+        state: Any = None
+        if task.node.subgraphs:
+            sub_conf = {
+                CONF: {
+                    "thread_id": view.run.thread_id,
+                    "checkpoint_ns": task.ns,
+                }
+            }
+            if subgraphs and not finished:
+                sub = task.node.subgraphs[0]
+                sub_tup = yield (fx.GET_TUPLE, sub_conf)
+                state = yield from _snapshot_gen(sub, saver, sub_conf, sub_tup, True)
+            else:
+                state = sub_conf
+        task_objs.append(PregelTask(tid, task.name, task.path, error, t_interrupts, state, result))
+    if done:
+        cp = view.checkpoint
+        apply_writes(
+            {
+                **cp,
+                "channel_versions": dict(cp["channel_versions"]),
+                "versions_seen": {k: dict(v) for k, v in cp["versions_seen"].items()},
+            },
+            view.channels,
+            done,
+            view.get_next_version,
+            graph.trigger_to_nodes,
+        )
+    done_ids = {t.id for t in done}
+    return StateSnapshot(
+        values=read_output(view.channels, graph.stream_keys),
+        next=tuple(t.name for tid, t in tasks.items() if tid not in done_ids),
+        config=tup.config,
+        metadata=tup.metadata,
+        created_at=tup.checkpoint.get("ts"),
+        parent_config=tup.parent_config,
+        tasks=tuple(task_objs),
+        interrupts=tuple(interrupts),
+    )
+
+
+def _get_state_gen(
+    graph: Pregel,
+    saver: Any,
+    config: Mapping[str, Any],
+    subgraphs: bool,
+) -> Generator[Any, Any, StateSnapshot]:
+    conf = dict(config.get(CONF) or {})
+    conf.setdefault("checkpoint_ns", "")
+    tup = yield (fx.GET_TUPLE, {**config, CONF: conf})
+    latest = not conf.get("checkpoint_id")
+    return (yield from _snapshot_gen(graph, saver, {**config, CONF: conf}, tup, subgraphs, latest))
+
+
+def _history_config(graph: Pregel, config: Mapping[str, Any]) -> dict[str, Any]:
+    conf = dict(config.get(CONF) or {})
+    conf.setdefault("checkpoint_ns", "")
+    conf.pop("checkpoint_id", None) if config.get(CONF, {}).get("checkpoint_id") is None else None
+    return {**config, CONF: conf}
+
+
+def _update_gen(
+    graph: Pregel,
+    saver: Any,
+    config: Mapping[str, Any],
+    updates: Sequence[StateUpdate],
+) -> Generator[Any, Any, dict[str, Any]]:
+    from stategraph.pregel.algo import apply_writes, make_task_id
+    from stategraph.pregel.attempt import run_writers
+    from stategraph.pregel.task import Task
+
+    conf = dict(config.get(CONF) or {})
+    conf.setdefault("checkpoint_ns", "")
+    cfg = {**config, CONF: conf}
+    tup = yield (fx.GET_TUPLE, cfg)
+    view = _view(graph, saver, cfg)
+    view._restore(tup)
+    if tup is not None and conf.get("checkpoint_id"):
+        # updating a past checkpoint forks: the new one is parented on it
+        view.checkpoint_config = {
+            CONF: {**view._base_configurable(), "checkpoint_id": tup.checkpoint["id"]}
+        }
+    step = int(view.metadata.get("step", -2))
+    for update in updates:
+        values, as_node = update.values, update.as_node
+        if as_node is None:
+            as_node = _last_writer(graph, view)
+        if as_node not in graph.nodes:
+            raise InvalidUpdateError(
+                f"update_state(as_node={as_node!r}): no such node. Nodes: "
+                f"{', '.join(n for n in graph.nodes)}."
+            )
+        node = graph.nodes[as_node]
+        cp_id = view.checkpoint_id or "none"
+        tid = update.task_id or make_task_id(cp_id, view.run.ns, "update", as_node, step)
+        task = Task(
+            id=tid,
+            name=as_node,
+            path=("__update__", as_node),
+            node=node,
+            input=None,
+            triggers=list(node.triggers),
+            ns=f"{as_node}:{tid}",
+            scratchpad=None,
+            retry_policy=(),
+        )
+        channels = view.channels
+        from stategraph.pregel.algo import local_read
+
+        task.reader = lambda select, _t=task, _c=channels: local_read(_c, select, _t.writes)
+        run_writers(task, values)
+        versions = view.checkpoint["channel_versions"]
+        seen = view.checkpoint["versions_seen"].setdefault(as_node, {})
+        for trig in node.triggers:
+            if trig in versions:
+                seen[trig] = versions[trig]
+        task.triggers = [t for t in node.triggers if t in versions] or [INTERRUPT]
+        view.updated = apply_writes(
+            view.checkpoint, view.channels, [task], view.get_next_version, graph.trigger_to_nodes
+        )
+    yield from view._save("update", step + 1)
+    return view.checkpoint_config
+
+
+def _last_writer(graph: Pregel, view: Loop) -> str:
+    seen = view.checkpoint["versions_seen"]
+    best: list[str] = []
+    best_v: Any = None
+    for name in graph.nodes:
+        vs = seen.get(name)
+        if not vs:
+            continue
+        v = max(vs.values())
+        if best_v is None or v > best_v:
+            best, best_v = [name], v
+        elif v == best_v:
+            best.append(name)
+    if not best:
+        if START in graph.nodes:
+            return START
+        raise InvalidUpdateError(
+            "update_state() could not tell which node the update is from: pass as_node=..."
+        )
+    if len(best) > 1:
+        raise InvalidUpdateError(
+            f"update_state() is ambiguous: nodes {best!r} ran last. Pass as_node=... to say "
+            "which node the update is from."
+        )
+    return best[0]
+
+
 class StateMixin:
     """State inspection and editing for :class:`~stategraph.pregel.main.Pregel`."""
 
     # ------------------------------------------------------------------ helpers
-    def _require_saver(self: Pregel, config: Mapping[str, Any]) -> Any:  # type: ignore[misc]
-        saver = self.checkpointer
-        if saver in (None, True, False):
-            from stategraph._context import CURRENT_TASK
-
-            ctx = CURRENT_TASK.get()
-            if ctx is not None and isinstance(ctx.run, tuple):
-                saver = ctx.run[0].checkpointer
-        if saver in (None, True, False):
-            raise ValueError(
-                "No checkpointer set: get_state/update_state need a graph compiled with a "
-                "checkpointer, e.g. builder.compile(checkpointer=InMemorySaver())."
-            )
-        if not (config.get(CONF) or {}).get("thread_id"):
-            raise ValueError(
-                'State access needs a thread id: pass {"configurable": {"thread_id": ...}} '
-                "(missing key: 'configurable.thread_id')."
-            )
-        return saver
-
-    def _view(self: Pregel, saver: Any, config: Mapping[str, Any]) -> Loop:  # type: ignore[misc]
-        from stategraph.pregel.loop import Loop
-        from stategraph.pregel.main import DEFAULT_RECURSION_LIMIT
-        from stategraph.pregel.run import RunContext
-        from stategraph.pregel.task import ResumeState
-
-        conf = dict(config.get(CONF) or {})
-        run = RunContext(
-            graph=self,
-            config={**config, CONF: conf},
-            checkpointer=saver,
-            store=self.store,
-            cache=None,
-            runtime=DEFAULT_RUNTIME,
-            modes=frozenset(),
-            subgraphs=False,
-            sink=None,
-            durability="sync",
-            resume_state=ResumeState(),
-            resuming=False,
-            interrupt_before=(),
-            interrupt_after=(),
-            recursion_limit=DEFAULT_RECURSION_LIMIT,
-            ns=conf.get("checkpoint_ns", "") or "",
-            output_keys=self.output_channels,
-            stream_keys=self.stream_keys,
-        )
-        return Loop(run, None)
-
-    def _snapshot_gen(
-        self: Pregel,  # type: ignore[misc]
-        saver: Any,
-        config: Mapping[str, Any],
-        tup: Any,
-        subgraphs: bool,
-        apply_pending: bool = False,
-    ) -> Generator[Any, Any, StateSnapshot]:
-        """Build the snapshot of ``tup``.
-
-        With ``apply_pending`` (the latest state of a thread), the writes of tasks that
-        finished in an interrupted step are shown applied and those tasks leave ``next``;
-        a checkpoint read by id shows the values from before its step.
-        """
-        from stategraph.pregel.algo import apply_writes
-        from stategraph.pregel.io import read_output
-
-        if tup is None:
-            return StateSnapshot(
-                values={}, next=(), config=dict(config), metadata=None, created_at=None,
-                parent_config=None, tasks=(), interrupts=(),
-            )
-        view = self._view(saver, tup.config)
-        view._restore(tup)
-        view.step = int(view.metadata.get("step", -1)) + 1
-        view.stop = view.step + view.run.recursion_limit
-        tasks = view._prepare(for_execution=False)
-        writes_by_task: dict[str, list[tuple[str, Any]]] = {}
-        for tid, chan, val in tup.pending_writes or ():
-            writes_by_task.setdefault(tid, []).append((chan, val))
-        done = []
-        interrupts: list[Any] = []
-        task_objs = []
-        for tid, task in tasks.items():
-            writes = writes_by_task.get(tid, [])
-            t_interrupts: tuple[Any, ...] = ()
-            error = None
-            for chan, val in writes:
-                if chan == INTERRUPT:
-                    t_interrupts = tuple(val)
-                elif chan == ERROR:
-                    error = Exception(val)
-            finished = any(c not in (ERROR, INTERRUPT, "__resume__", "__resume_asked__") for c, _ in writes)
-            result = None
-            if finished and apply_pending:
-                task.writes = [(c, v) for c, v in writes if c not in _NOT_RESULT]
-                done.append(task)
-                upd = self.task_update(task)
-                result = upd if isinstance(upd, dict) else None
-                t_interrupts = ()
-            interrupts.extend(t_interrupts)
-            state: Any = None
-            if task.node.subgraphs:
-                sub_conf = {
-                    CONF: {
-                        "thread_id": view.run.thread_id,
-                        "checkpoint_ns": task.ns,
-                    }
-                }
-                if subgraphs and not finished:
-                    sub = task.node.subgraphs[0]
-                    sub_tup = yield (fx.GET_TUPLE, sub_conf)
-                    state = yield from sub._snapshot_gen(saver, sub_conf, sub_tup, True)
-                else:
-                    state = sub_conf
-            task_objs.append(
-                PregelTask(tid, task.name, task.path, error, t_interrupts, state, result)
-            )
-        if done:
-            cp = view.checkpoint
-            apply_writes(
-                {**cp, "channel_versions": dict(cp["channel_versions"]),
-                 "versions_seen": {k: dict(v) for k, v in cp["versions_seen"].items()}},
-                view.channels, done, view.get_next_version, self.trigger_to_nodes,
-            )
-        done_ids = {t.id for t in done}
-        return StateSnapshot(
-            values=read_output(view.channels, self.stream_keys),
-            next=tuple(t.name for tid, t in tasks.items() if tid not in done_ids),
-            config=tup.config,
-            metadata=tup.metadata,
-            created_at=tup.checkpoint.get("ts"),
-            parent_config=tup.parent_config,
-            tasks=tuple(task_objs),
-            interrupts=tuple(interrupts),
-        )
-
-    def _get_state_gen(
-        self: Pregel, saver: Any, config: Mapping[str, Any], subgraphs: bool  # type: ignore[misc]
-    ) -> Generator[Any, Any, StateSnapshot]:
-        conf = dict(config.get(CONF) or {})
-        conf.setdefault("checkpoint_ns", "")
-        tup = yield (fx.GET_TUPLE, {**config, CONF: conf})
-        latest = not conf.get("checkpoint_id")
-        return (yield from self._snapshot_gen(saver, {**config, CONF: conf}, tup, subgraphs, latest))
-
     # ------------------------------------------------------------------ get_state
     def get_state(self, config: Mapping[str, Any], *, subgraphs: bool = False) -> StateSnapshot:
         """The state of the thread at its latest checkpoint (or ``checkpoint_id``)."""
-        saver = self._require_saver(config)  # type: ignore[attr-defined]
-        return _drive(self._get_state_gen(saver, config, subgraphs), saver)  # type: ignore[attr-defined]
+        saver = _require_saver(_graph(self), config)
+        return _drive(_get_state_gen(_graph(self), saver, config, subgraphs), saver)
 
     async def aget_state(
         self, config: Mapping[str, Any], *, subgraphs: bool = False
     ) -> StateSnapshot:
         """Async twin of :meth:`get_state`."""
-        saver = self._require_saver(config)  # type: ignore[attr-defined]
-        return await _adrive(self._get_state_gen(saver, config, subgraphs), saver)  # type: ignore[attr-defined]
-
-    def _history_config(self, config: Mapping[str, Any]) -> dict[str, Any]:
-        conf = dict(config.get(CONF) or {})
-        conf.setdefault("checkpoint_ns", "")
-        conf.pop("checkpoint_id", None) if config.get(CONF, {}).get("checkpoint_id") is None else None
-        return {**config, CONF: conf}
+        saver = _require_saver(_graph(self), config)
+        return await _adrive(_get_state_gen(_graph(self), saver, config, subgraphs), saver)
 
     def get_state_history(
         self,
@@ -238,11 +352,11 @@ class StateMixin:
         limit: int | None = None,
     ) -> Iterator[StateSnapshot]:
         """The snapshots of the thread, newest first."""
-        saver = self._require_saver(config)  # type: ignore[attr-defined]
-        cfg = self._history_config(config)
+        saver = _require_saver(_graph(self), config)
+        cfg = _history_config(_graph(self), config)
         cfg[CONF].pop("checkpoint_id", None)
         for tup in saver.list(cfg, filter=filter, before=before, limit=limit):
-            yield _drive(self._snapshot_gen(saver, tup.config, tup, False), saver)  # type: ignore[attr-defined]
+            yield _drive(_snapshot_gen(_graph(self), saver, tup.config, tup, False), saver)
 
     async def aget_state_history(
         self,
@@ -253,93 +367,13 @@ class StateMixin:
         limit: int | None = None,
     ) -> AsyncIterator[StateSnapshot]:
         """Async twin of :meth:`get_state_history`."""
-        saver = self._require_saver(config)  # type: ignore[attr-defined]
-        cfg = self._history_config(config)
+        saver = _require_saver(_graph(self), config)
+        cfg = _history_config(_graph(self), config)
         cfg[CONF].pop("checkpoint_id", None)
         async for tup in saver.alist(cfg, filter=filter, before=before, limit=limit):
-            yield await _adrive(self._snapshot_gen(saver, tup.config, tup, False), saver)  # type: ignore[attr-defined]
+            yield await _adrive(_snapshot_gen(_graph(self), saver, tup.config, tup, False), saver)
 
     # ------------------------------------------------------------------ update_state
-    def _update_gen(
-        self: Pregel,  # type: ignore[misc]
-        saver: Any,
-        config: Mapping[str, Any],
-        updates: Sequence[StateUpdate],
-    ) -> Generator[Any, Any, dict[str, Any]]:
-        from stategraph.pregel.algo import apply_writes, make_task_id
-        from stategraph.pregel.attempt import run_writers
-        from stategraph.pregel.task import Task
-
-        conf = dict(config.get(CONF) or {})
-        conf.setdefault("checkpoint_ns", "")
-        cfg = {**config, CONF: conf}
-        tup = yield (fx.GET_TUPLE, cfg)
-        view = self._view(saver, cfg)
-        view._restore(tup)
-        if tup is not None and conf.get("checkpoint_id"):
-            # updating a past checkpoint forks: the new one is parented on it
-            view.checkpoint_config = {CONF: {**view._base_configurable(), "checkpoint_id": tup.checkpoint["id"]}}
-        step = int(view.metadata.get("step", -2))
-        for update in updates:
-            values, as_node = update.values, update.as_node
-            if as_node is None:
-                as_node = self._last_writer(view)
-            if as_node not in self.nodes:
-                raise InvalidUpdateError(
-                    f"update_state(as_node={as_node!r}): no such node. Nodes: "
-                    f"{', '.join(n for n in self.nodes)}."
-                )
-            node = self.nodes[as_node]
-            cp_id = view.checkpoint_id or "none"
-            tid = update.task_id or make_task_id(cp_id, view.run.ns, "update", as_node, step)
-            task = Task(
-                id=tid, name=as_node, path=("__update__", as_node), node=node, input=None,
-                triggers=list(node.triggers), ns=f"{as_node}:{tid}", scratchpad=None,
-                retry_policy=(),
-            )
-            channels = view.channels
-            from stategraph.pregel.algo import local_read
-
-            task.reader = lambda select, _t=task: local_read(channels, select, _t.writes)
-            run_writers(task, values)
-            versions = view.checkpoint["channel_versions"]
-            seen = view.checkpoint["versions_seen"].setdefault(as_node, {})
-            for trig in node.triggers:
-                if trig in versions:
-                    seen[trig] = versions[trig]
-            task.triggers = [t for t in node.triggers if t in versions] or [INTERRUPT]
-            view.updated = apply_writes(
-                view.checkpoint, view.channels, [task], view.get_next_version, self.trigger_to_nodes
-            )
-        yield from view._save("update", step + 1)
-        return view.checkpoint_config
-
-    def _last_writer(self: Pregel, view: Loop) -> str:  # type: ignore[misc]
-        seen = view.checkpoint["versions_seen"]
-        best: list[str] = []
-        best_v: Any = None
-        for name in self.nodes:
-            vs = seen.get(name)
-            if not vs:
-                continue
-            v = max(vs.values())
-            if best_v is None or v > best_v:
-                best, best_v = [name], v
-            elif v == best_v:
-                best.append(name)
-        if not best:
-            if START in self.nodes:
-                return START
-            raise InvalidUpdateError(
-                "update_state() could not tell which node the update is from: pass as_node=..."
-            )
-        if len(best) > 1:
-            raise InvalidUpdateError(
-                f"update_state() is ambiguous: nodes {best!r} ran last. Pass as_node=... to say "
-                "which node the update is from."
-            )
-        return best[0]
-
     def update_state(
         self,
         config: Mapping[str, Any],
@@ -353,8 +387,8 @@ class StateMixin:
         return would. Updating a past checkpoint forks: the new checkpoint's parent is
         the one named and the old branch stays readable.
         """
-        saver = self._require_saver(config)  # type: ignore[attr-defined]
-        gen = self._update_gen(saver, config, [StateUpdate(values, as_node, task_id)])  # type: ignore[attr-defined]
+        saver = _require_saver(_graph(self), config)
+        gen = _update_gen(_graph(self), saver, config, [StateUpdate(values, as_node, task_id)])
         return _drive(gen, saver)
 
     async def aupdate_state(
@@ -365,8 +399,8 @@ class StateMixin:
         task_id: str | None = None,
     ) -> dict[str, Any]:
         """Async twin of :meth:`update_state`."""
-        saver = self._require_saver(config)  # type: ignore[attr-defined]
-        gen = self._update_gen(saver, config, [StateUpdate(values, as_node, task_id)])  # type: ignore[attr-defined]
+        saver = _require_saver(_graph(self), config)
+        gen = _update_gen(_graph(self), saver, config, [StateUpdate(values, as_node, task_id)])
         return await _adrive(gen, saver)
 
     def bulk_update_state(
@@ -375,10 +409,10 @@ class StateMixin:
         """Apply several updates, one checkpoint per superstep; returns the last config."""
         if not supersteps:
             raise ValueError("bulk_update_state() needs at least one superstep of updates.")
-        saver = self._require_saver(config)  # type: ignore[attr-defined]
+        saver = _require_saver(_graph(self), config)
         cfg: Mapping[str, Any] = config
         for updates in supersteps:
-            cfg = _drive(self._update_gen(saver, cfg, list(updates)), saver)  # type: ignore[attr-defined]
+            cfg = _drive(_update_gen(_graph(self), saver, cfg, list(updates)), saver)
         return dict(cfg)
 
     async def abulk_update_state(
@@ -387,10 +421,10 @@ class StateMixin:
         """Async twin of :meth:`bulk_update_state`."""
         if not supersteps:
             raise ValueError("bulk_update_state() needs at least one superstep of updates.")
-        saver = self._require_saver(config)  # type: ignore[attr-defined]
+        saver = _require_saver(_graph(self), config)
         cfg: Mapping[str, Any] = config
         for updates in supersteps:
-            cfg = await _adrive(self._update_gen(saver, cfg, list(updates)), saver)  # type: ignore[attr-defined]
+            cfg = await _adrive(_update_gen(_graph(self), saver, cfg, list(updates)), saver)
         return dict(cfg)
 
 

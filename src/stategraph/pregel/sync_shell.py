@@ -220,9 +220,9 @@ def _execute(
                 yield item
                 continue
             fut = item[1]
-            task = futures.pop(fut, None)
-            if task is None:
+            if fut not in futures:
                 continue
+            task = futures.pop(fut)
             exc = fut.exception()
             if exc is not None:
                 record_failure(task, exc)

@@ -40,7 +40,7 @@ class ResumeState:
     value; ``Command(resume={id: v})`` answers the interrupts with those ids.
     """
 
-    __slots__ = ("_lock", "null", "by_id")
+    __slots__ = ("_lock", "by_id", "null")
 
     def __init__(self, null: Any = _MISSING, by_id: dict[str, Any] | None = None) -> None:
         self._lock = threading.Lock()
@@ -67,15 +67,15 @@ class Scratchpad:
     """
 
     __slots__ = (
+        "_counter",
+        "asked",
+        "node",
+        "pending_value",
+        "resume",
+        "resume_state",
         "step",
         "stop",
-        "resume",
-        "asked",
-        "pending_value",
-        "_counter",
-        "resume_state",
         "strict",
-        "node",
     )
 
     def __init__(
@@ -161,27 +161,27 @@ class Task:
     """
 
     __slots__ = (
-        "id",
-        "name",
-        "path",
-        "node",
-        "input",
-        "triggers",
-        "writes",
-        "ns",
-        "scratchpad",
-        "retry_policy",
+        "_lock",
         "cache_key",
-        "timeout",
-        "is_push",
-        "error",
-        "interrupts",
-        "done",
         "cached",
         "config",
+        "done",
+        "error",
+        "id",
+        "input",
+        "interrupts",
+        "is_push",
+        "name",
+        "node",
+        "ns",
+        "path",
         "reader",
         "resuming",
-        "_lock",
+        "retry_policy",
+        "scratchpad",
+        "timeout",
+        "triggers",
+        "writes",
     )
 
     def __init__(
