@@ -23,16 +23,16 @@ class TaskContext:
 
     __slots__ = (
         "_config",
+        "checkpoint_ns",
         "make_config",
+        "parent",
+        "run",
         "runtime",
         "scratchpad",
         "send",
-        "checkpoint_ns",
-        "task_name",
-        "task_id",
         "stream_writer",
-        "parent",
-        "run",
+        "task_id",
+        "task_name",
     )
 
     def __init__(

@@ -10,9 +10,7 @@ __all__ = ["object_update_items", "is_pydantic_model", "is_pydantic_class"]
 
 def is_pydantic_class(tp: Any) -> bool:
     """True if ``tp`` is a pydantic v2 model class (without importing pydantic)."""
-    return isinstance(tp, type) and hasattr(tp, "model_fields") and hasattr(
-        tp, "model_validate"
-    )
+    return isinstance(tp, type) and hasattr(tp, "model_fields") and hasattr(tp, "model_validate")
 
 
 def is_pydantic_model(obj: Any) -> bool:

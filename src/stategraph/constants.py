@@ -69,6 +69,19 @@ CONF: Final = "configurable"
 """The key of the ``configurable`` section of a run config."""
 
 RESERVED: Final = frozenset(
-    {INPUT, INTERRUPT, RESUME, RESUME_ASKED, ERROR, NO_WRITES, TASKS, RETURN, PUSH, PULL, START, END}
+    {
+        INPUT,
+        INTERRUPT,
+        RESUME,
+        RESUME_ASKED,
+        ERROR,
+        NO_WRITES,
+        TASKS,
+        RETURN,
+        PUSH,
+        PULL,
+        START,
+        END,
+    }
 )
 """Names that no node or state key may use."""

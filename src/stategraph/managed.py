@@ -9,7 +9,14 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Annotated, Any
 
-__all__ = ["ManagedValue", "RemainingStepsManager", "IsLastStepManager", "RemainingSteps", "IsLastStep", "is_managed_value"]
+__all__ = [
+    "ManagedValue",
+    "RemainingStepsManager",
+    "IsLastStepManager",
+    "RemainingSteps",
+    "IsLastStep",
+    "is_managed_value",
+]
 
 
 class ManagedValue(ABC):

@@ -123,9 +123,9 @@ class RetryPolicy(NamedTuple):
     """Total number of attempts, including the first."""
     jitter: bool = True
     """Add up to one second of random jitter to each interval."""
-    retry_on: (
-        type[Exception] | Sequence[type[Exception]] | Callable[[Exception], bool]
-    ) = default_retry_on
+    retry_on: type[Exception] | Sequence[type[Exception]] | Callable[[Exception], bool] = (
+        default_retry_on
+    )
     """Which exceptions to retry."""
 
 
@@ -197,7 +197,7 @@ class Send:
     becomes one task whose writes merge into the state through the reducers.
     """
 
-    __slots__ = ("node", "arg")
+    __slots__ = ("arg", "node")
 
     node: str
     arg: Any
@@ -418,4 +418,3 @@ def interrupt(value: Any, *, response_schema: dict[str, Any] | type | None = Non
     """
     ctx = current_task("interrupt()")
     return ctx.scratchpad.interrupt(ctx, value, response_schema)
-

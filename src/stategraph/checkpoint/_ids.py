@@ -24,6 +24,32 @@ _TS_MASK = (1 << 60) - 1
 _lock = threading.Lock()
 _last_timestamp = 0
 
+# os.urandom is a system call (several microseconds on some VMs); ids are made on every
+# super-step, so random bytes are drawn in blocks and handed out 8 at a time.
+_rand_lock = threading.Lock()
+_rand_pool = bytearray()
+
+
+def _reset_pool() -> None:
+    global _rand_pool
+    _rand_pool = bytearray()
+
+
+if hasattr(os, "register_at_fork"):
+    # a forked child must not hand out the same random bytes as its parent
+    os.register_at_fork(after_in_child=_reset_pool)
+
+
+def _rand64() -> int:
+    """64 random bits from the pooled ``os.urandom`` output."""
+    global _rand_pool
+    with _rand_lock:
+        if len(_rand_pool) < 8:
+            _rand_pool = bytearray(os.urandom(4096))
+        chunk = bytes(_rand_pool[-8:])
+        del _rand_pool[-8:]
+    return int.from_bytes(chunk, "big")
+
 
 def _next_timestamp() -> int:
     """Return a 60-bit timestamp strictly greater than every one returned before.
@@ -45,7 +71,7 @@ def _uuid6_int(node: int | None, clock_seq: int | None) -> int:
     """Assemble the 128-bit integer of an RFC 9562 version-6 UUID."""
     ts = _next_timestamp()
     if node is None or clock_seq is None:
-        rand = int.from_bytes(os.urandom(8), "big")
+        rand = _rand64()
         if node is None:
             # Random node ids set the multicast bit (RFC 9562 §6.10).
             node = (rand & 0xFFFFFFFFFFFF) | 0x010000000000
@@ -114,4 +140,4 @@ def next_string_version(current: VersionLike) -> str:
             f"Cannot derive the next channel version from {current!r} "
             f"(type {type(current).__name__}); expected None, int, float or str."
         )
-    return f"{major + 1:032}.{os.urandom(8).hex()}"
+    return f"{major + 1:032}.{_rand64():016x}"

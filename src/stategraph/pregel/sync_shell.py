@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextvars
 import queue
+import threading
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -84,37 +85,69 @@ def run_task_sync(task: Task, loop: Loop) -> None:
 
 
 class _Saver:
-    """Performs saver effects; non-blocking ones run in order on one background thread."""
+    """Performs saver effects; non-blocking ones run in order on one background thread.
+
+    A single worker thread drains a FIFO queue, so calls reach the saver in exactly the
+    order the loop yielded them. After a failed call the worker skips the rest; the
+    error is raised by the next blocking call or flush.
+    """
 
     def __init__(self, saver: Any) -> None:
         self.saver = saver
-        self.bg: ThreadPoolExecutor | None = None
-        self.last: Future[Any] | None = None
+        self.queue: queue.SimpleQueue[Any] | None = None
+        self.thread: threading.Thread | None = None
+        self.pending = 0
+        self.error: BaseException | None = None
+        self.cond = threading.Condition()
+
+    def _work(self) -> None:
+        assert self.queue is not None
+        while True:
+            item = self.queue.get()
+            if item is None:
+                return
+            name, args = item
+            if self.error is None:
+                try:
+                    getattr(self.saver, name)(*args)
+                except BaseException as exc:
+                    self.error = exc
+            with self.cond:
+                self.pending -= 1
+                if self.pending == 0:
+                    self.cond.notify_all()
 
     def call(self, name: str, args: tuple[Any, ...], blocking: bool) -> Any:
-        method = getattr(self.saver, name)
         if blocking:
             self.flush()
-            return method(*args)
-        if self.bg is None:
-            from concurrent.futures import ThreadPoolExecutor
-
-            self.bg = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stategraph-saver")
-        self.last = self.bg.submit(method, *args)
+            return getattr(self.saver, name)(*args)
+        if self.thread is None:
+            self.queue = queue.SimpleQueue()
+            self.thread = threading.Thread(target=self._work, name="stategraph-saver", daemon=True)
+            self.thread.start()
+        assert self.queue is not None
+        with self.cond:
+            self.pending += 1
+        self.queue.put((name, args))
         return None
 
     def flush(self) -> None:
-        if self.last is not None:
-            last, self.last = self.last, None
-            last.result()
+        if self.thread is not None:
+            with self.cond:
+                while self.pending:
+                    self.cond.wait()
+        if self.error is not None:
+            error, self.error = self.error, None
+            raise error
 
     def close(self) -> None:
         try:
             self.flush()
         finally:
-            if self.bg is not None:
-                self.bg.shutdown(wait=True)
-                self.bg = None
+            if self.thread is not None and self.queue is not None:
+                self.queue.put(None)
+                self.thread.join()
+                self.thread = None
 
 
 def drive_sync(loop: Loop, chunks: queue.SimpleQueue[Any] | None) -> Iterator[Any]:
