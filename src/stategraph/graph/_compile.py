@@ -46,17 +46,14 @@ class CompiledStateGraph(Pregel):
         if task.node.metadata.get("__hidden__"):
             return NO_UPDATE
         keys = self.state_keys
-        out: dict[str, Any] = {}
-        for chan, val in task.writes:
-            if chan in keys:
-                if chan in out:
-                    prev = out[chan]
-                    out[chan] = (
-                        [*prev, val] if isinstance(prev, list) and isinstance(val, list) else val
-                    )
-                else:
-                    out[chan] = val
-        return out or None
+        pairs = [(chan, val) for chan, val in task.writes if chan in keys]
+        if not pairs:
+            return None
+        out = dict(pairs)
+        if len(out) < len(pairs):
+            # a key written twice (a list of updates): show each write separately
+            return [{chan: val} for chan, val in pairs]
+        return out
 
     def command_update_writes(self, cmd: Command[Any]) -> list[tuple[str, Any]]:
         """Writes of ``Command(update=...)`` given as input: state keys only."""
@@ -209,14 +206,16 @@ def compile_graph(
     for source, branches in builder.branches.items():
         for bname, branch in branches.items():
             call = make_call(branch.path, f"{source}:{bname}")
-            if call.is_async:
-                raise ValueError(
-                    f"Conditional edge '{bname}' from '{source}' uses an async function; routing "
-                    "functions must be synchronous (they only inspect the state)."
-                )
             branch_writers.setdefault(source, []).append(
                 BranchWriter(
-                    source, bname, call, branch.path_map, node_names, state_reads, state_mapper
+                    source,
+                    bname,
+                    call,
+                    branch.path_map,
+                    node_names,
+                    state_reads,
+                    state_mapper,
+                    builder.schemas[state_schema].managed,
                 )
             )
 

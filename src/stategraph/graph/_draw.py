@@ -31,6 +31,7 @@ def draw_state_graph(builder: StateGraph[Any, Any, Any, Any]) -> DrawableGraph:
                 for target in branch.ends or [*builder.nodes, END]:
                     view.edges.append(Edge(source, target, conditional=True))
     for spec in builder.nodes.values():
+        labels = spec.destination_labels or {}
         for target in spec.destinations or ():
-            view.edges.append(Edge(spec.name, target, conditional=True))
+            view.edges.append(Edge(spec.name, target, label=labels.get(target), conditional=True))
     return view

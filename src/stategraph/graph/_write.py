@@ -175,7 +175,7 @@ class EdgeWriter:
 class BranchWriter:
     """Evaluates a conditional edge on the state including the node's own update."""
 
-    __slots__ = ("mapper", "name", "nodes", "path", "path_map", "reads", "source")
+    __slots__ = ("managed", "mapper", "name", "nodes", "path", "path_map", "reads", "source")
 
     def __init__(
         self,
@@ -186,7 +186,9 @@ class BranchWriter:
         nodes: Mapping[str, Any],
         reads: list[str],
         mapper: Callable[[dict[str, Any]], Any] | None,
+        managed: Mapping[str, Any] | None = None,
     ) -> None:
+        self.managed = dict(managed or {})
         self.source = source
         self.name = name
         self.path = path
@@ -195,15 +197,26 @@ class BranchWriter:
         self.reads = reads
         self.mapper = mapper
 
-    def __call__(self, task: Task, output: Any) -> None:
+    def __call__(self, task: Task, output: Any) -> Any:
         from stategraph._context import CURRENT_TASK
 
+        if isinstance(output, Command) and output.graph == Command.PARENT:
+            return None
         state = task.reader(self.reads) if task.reader is not None else {}
+        if self.managed and task.scratchpad is not None:
+            for key, spec in self.managed.items():
+                state[key] = spec.get(task.scratchpad.step, task.scratchpad.stop)
         if self.mapper is not None:
             state = self.mapper(state)
         ctx = CURRENT_TASK.get()
         result = self.path(state, ctx) if ctx is not None else self.path.func(state)
+        if self.path.is_async:
+            return self._finish_async(task, result)
         task.writes.extend(self.resolve(result))
+        return None
+
+    async def _finish_async(self, task: Task, pending: Any) -> None:
+        task.writes.extend(self.resolve(await pending))
 
     def resolve(self, result: Any) -> list[tuple[str, Any]]:
         """Map the path function's result to trigger writes."""

@@ -32,6 +32,7 @@ class NodeSpec:
     timeout: TimeoutPolicy | None = None
     defer: bool = False
     destinations: list[str] | None = None
+    destination_labels: dict[str, str] | None = None
     metadata: dict[str, Any] | None = None
     is_subgraph: bool = False
 
@@ -210,6 +211,8 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         if not isinstance(node, str):
             action = node
             name = getattr(action, "name", None) or getattr(action, "__name__", None)
+            if not isinstance(name, str) and callable(action):
+                name = type(action).__name__
             if not isinstance(name, str):
                 raise ValueError(
                     f"Cannot infer a node name from {action!r}; use add_node('name', action)."
@@ -228,8 +231,11 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         if timeout is not None and not isinstance(timeout, TimeoutPolicy):
             timeout = TimeoutPolicy(run_timeout=timeout)
         ends = None
+        labels: dict[str, str] = {}
         if destinations is not None:
             ends = list(destinations.keys() if isinstance(destinations, dict) else destinations)
+            if isinstance(destinations, dict):
+                labels = {k: v for k, v in destinations.items() if v}
         elif not is_subgraph:
             ends = _literal_targets(action)
         self.nodes[node] = NodeSpec(
@@ -241,6 +247,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
             timeout=timeout,
             defer=defer,
             destinations=ends,
+            destination_labels=labels,
             metadata=metadata,
             is_subgraph=is_subgraph,
         )

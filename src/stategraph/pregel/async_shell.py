@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Any
 from stategraph.errors import GraphBubbleUp, GraphInterrupt, NodeTimeoutError, ParentCommand
 from stategraph.pregel import effects as fx
 from stategraph.pregel.attempt import (
+    arun_writers,
     enter,
     handle_parent_command,
     leave,
     make_context,
     record_failure,
     reset_for_retry,
-    run_writers,
 )
 from stategraph.pregel.cache_io import apply_cache_hits, cache_entries, cache_lookup_keys
 from stategraph.pregel.retry import retry_delay
@@ -72,7 +72,7 @@ async def run_task_async(task: Task, loop: Loop) -> None:
                 output = await asyncio.get_running_loop().run_in_executor(
                     None, cvars.run, proc, task.input, ctx
                 )
-            run_writers(task, output)
+            await arun_writers(task, output)
             return
         except ParentCommand as exc:
             try:

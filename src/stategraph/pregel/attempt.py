@@ -51,8 +51,10 @@ def make_context(task: Task, run: RunContext, step: int) -> TaskContext:
             "checkpoint_ns": task.ns,
             "__pregel_task_id": task.id,
         }
+        node_meta = {k: v for k, v in task.node.metadata.items() if not k.startswith("__")}
         metadata = {
             **run.metadata,
+            **node_meta,
             "thread_id": run.thread_id,
             "langgraph_step": step,
             "langgraph_node": task.name,
@@ -85,7 +87,21 @@ def make_context(task: Task, run: RunContext, step: int) -> TaskContext:
 def run_writers(task: Task, output: Any) -> None:
     """Turn the node's output into writes (writers may raise for invalid returns)."""
     for writer in task.node.writers:
-        writer(task, output)
+        result = writer(task, output)
+        if result is not None and hasattr(result, "__await__"):
+            result.close()
+            raise TypeError(
+                f"Node '{task.name}' has an async routing function; run the graph with "
+                "ainvoke()/astream() (or make the routing function synchronous)."
+            )
+
+
+async def arun_writers(task: Task, output: Any) -> None:
+    """Async twin of :func:`run_writers`: awaits async routing functions."""
+    for writer in task.node.writers:
+        result = writer(task, output)
+        if result is not None and hasattr(result, "__await__"):
+            await result
 
 
 def enter(ctx: TaskContext) -> Any:

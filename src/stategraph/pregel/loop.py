@@ -323,7 +323,7 @@ class Loop:
             self.updated = None
         self.step = prev_step + 1
         self.stop = self.step + run.recursion_limit
-        if "values" in run.modes:
+        if "values" in run.modes and self.resuming:
             run.emit("values", read_output(self.channels, run.stream_keys))
 
     def _prepare_resume(self, resume: Any) -> None:
@@ -545,7 +545,7 @@ class Loop:
             self.checkpoint, self.channels, tasks, self.get_next_version, self.trigger_to_nodes
         )
         self.pending_writes = []
-        if "values" in run.modes:
+        if "values" in run.modes and self._touches_stream(self.updated):
             run.emit("values", read_output(self.channels, run.stream_keys))
         if run.interrupt_after and _hits_breakpoint(run.interrupt_after, tasks):
             yield from self._save("loop", self.step)
@@ -553,6 +553,12 @@ class Loop:
             self.output = read_output(self.channels, run.output_keys)
             raise _Breakpoint()
         yield from self._save("loop", self.step)
+
+    def _touches_stream(self, updated: set[str]) -> bool:
+        keys = self.run.stream_keys
+        if isinstance(keys, str):
+            return keys in updated
+        return not updated.isdisjoint(keys)
 
     def task_finished(self, task: Task) -> list[Any]:
         """Record a finished task (called by the shell as each task ends).

@@ -1,0 +1,205 @@
+"""PostgreSQL schema and statements shared by ``PostgresSaver`` and ``AsyncPostgresSaver``.
+
+Migrations are numbered by their position in :data:`MIGRATIONS` and recorded in
+``sg_checkpoint_migrations(v)``. ``setup()`` applies the missing ones in order inside
+one transaction that first takes :data:`SETUP_LOCK_KEY` with ``pg_advisory_xact_lock``,
+so processes setting up the same database at once apply each migration exactly once.
+Never edit a released migration: append one.
+
+Every saver operation other than ``setup`` is *one* SQL statement (data-modifying
+``WITH`` clauses where several tables change). A statement is atomic on its own and
+sees one snapshot, so the savers need no explicit transaction, and one connection in
+autocommit mode can be shared by threads (or tasks) without their statements ending
+up inside each other's transactions. Text columns use the ``"C"`` collation so that
+ordering (``list`` newest first, ``before``) is plain code-point order, whatever the
+database's default collation.
+
+Tables are unqualified: they live in the first schema of the connection's
+``search_path``.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "MIGRATIONS",
+    "SETUP_LOCK_KEY",
+    "CREATE_MIGRATIONS_TABLE",
+    "SELECT_VERSION",
+    "INSERT_VERSION",
+    "PUT",
+    "PUT_WRITES",
+    "DELETE_THREAD",
+    "select_page",
+]
+
+SETUP_LOCK_KEY = 0x5347_4350_0001
+"""``pg_advisory_xact_lock`` key serializing concurrent ``setup()`` calls ("SGCP" 1)."""
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    # v0: checkpoints, without channel values. ``checkpoint`` is the serialized body;
+    # ``channel_versions`` (channel -> version text) lets one statement find the blobs;
+    # ``metadata_type``/``metadata_blob`` round-trip the metadata exactly, and
+    # ``metadata`` is its JSON view (the JSON-representable keys) for filters and SQL.
+    (
+        """CREATE TABLE IF NOT EXISTS sg_checkpoints (
+            thread_id TEXT COLLATE "C" NOT NULL,
+            checkpoint_ns TEXT COLLATE "C" NOT NULL DEFAULT '',
+            checkpoint_id TEXT COLLATE "C" NOT NULL,
+            parent_checkpoint_id TEXT COLLATE "C",
+            type TEXT NOT NULL,
+            checkpoint BYTEA NOT NULL,
+            channel_versions JSONB NOT NULL DEFAULT '{}',
+            metadata_type TEXT NOT NULL,
+            metadata_blob BYTEA NOT NULL,
+            metadata JSONB NOT NULL DEFAULT '{}',
+            PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
+        )""",
+    ),
+    # v1: channel values, once per (thread, namespace, channel, version).
+    # ``blob`` NULL with type 'empty' marks a channel that has a version but no value.
+    (
+        """CREATE TABLE IF NOT EXISTS sg_checkpoint_blobs (
+            thread_id TEXT COLLATE "C" NOT NULL,
+            checkpoint_ns TEXT COLLATE "C" NOT NULL DEFAULT '',
+            channel TEXT COLLATE "C" NOT NULL,
+            version TEXT COLLATE "C" NOT NULL,
+            type TEXT NOT NULL,
+            blob BYTEA,
+            PRIMARY KEY (thread_id, checkpoint_ns, channel, version)
+        )""",
+    ),
+    # v2: pending writes. ``(seq, ord)`` orders them: ``seq`` is drawn once per
+    # put_writes call from the sequence, ``ord`` is the write's position in the call.
+    (
+        "CREATE SEQUENCE IF NOT EXISTS sg_checkpoint_writes_seq AS BIGINT",
+        """CREATE TABLE IF NOT EXISTS sg_checkpoint_writes (
+            thread_id TEXT COLLATE "C" NOT NULL,
+            checkpoint_ns TEXT COLLATE "C" NOT NULL DEFAULT '',
+            checkpoint_id TEXT COLLATE "C" NOT NULL,
+            task_id TEXT COLLATE "C" NOT NULL,
+            idx INTEGER NOT NULL,
+            channel TEXT NOT NULL,
+            type TEXT NOT NULL,
+            blob BYTEA NOT NULL,
+            task_path TEXT NOT NULL DEFAULT '',
+            seq BIGINT NOT NULL,
+            ord INTEGER NOT NULL,
+            PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+        )""",
+    ),
+    # v3: list one thread across namespaces, or every thread, newest first.
+    (
+        "CREATE INDEX IF NOT EXISTS sg_checkpoints_thread_id_idx "
+        "ON sg_checkpoints (thread_id, checkpoint_id)",
+        "CREATE INDEX IF NOT EXISTS sg_checkpoints_checkpoint_id_idx "
+        "ON sg_checkpoints (checkpoint_id)",
+    ),
+)
+
+CREATE_MIGRATIONS_TABLE = (
+    "CREATE TABLE IF NOT EXISTS sg_checkpoint_migrations (v INTEGER PRIMARY KEY NOT NULL)"
+)
+SELECT_VERSION = (
+    "SELECT CASE WHEN to_regclass('sg_checkpoint_migrations') IS NULL THEN -1 "
+    "ELSE (SELECT COALESCE(MAX(v), -1) FROM sg_checkpoint_migrations) END"
+)
+"""The highest applied migration, ``-1`` when none (and when the table is missing).
+
+The inner ``SELECT`` is planned only when the table exists, so this runs on a fresh
+schema without failing.
+"""
+INSERT_VERSION = "INSERT INTO sg_checkpoint_migrations (v) VALUES (%s)"
+
+PUT = """
+WITH new_blobs AS (
+    INSERT INTO sg_checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
+    SELECT %(thread_id)s, %(ns)s, b.channel, b.version, b.type, b.blob
+    FROM unnest(%(channels)s::text[], %(versions)s::text[], %(types)s::text[],
+                %(blobs)s::bytea[]) AS b(channel, version, type, blob)
+    ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
+)
+INSERT INTO sg_checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
+    type, checkpoint, channel_versions, metadata_type, metadata_blob, metadata)
+VALUES (%(thread_id)s, %(ns)s, %(checkpoint_id)s, %(parent_id)s, %(type)s, %(checkpoint)s,
+    %(channel_versions)s::jsonb, %(metadata_type)s, %(metadata_blob)s, %(metadata)s::jsonb)
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
+    parent_checkpoint_id = excluded.parent_checkpoint_id,
+    type = excluded.type,
+    checkpoint = excluded.checkpoint,
+    channel_versions = excluded.channel_versions,
+    metadata_type = excluded.metadata_type,
+    metadata_blob = excluded.metadata_blob,
+    metadata = excluded.metadata
+"""
+"""Save a checkpoint: its new channel values (insert-if-absent) and its row (replace)."""
+
+PUT_WRITES = """
+WITH call AS MATERIALIZED (SELECT nextval('sg_checkpoint_writes_seq') AS seq)
+INSERT INTO sg_checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx,
+    channel, type, blob, task_path, seq, ord)
+SELECT %(thread_id)s, %(ns)s, %(checkpoint_id)s, %(task_id)s, w.idx, w.channel, w.type,
+    w.blob, %(task_path)s, call.seq, w.ord
+FROM call, unnest(%(idxs)s::int[], %(channels)s::text[], %(types)s::text[],
+                  %(blobs)s::bytea[], %(ords)s::int[]) AS w(idx, channel, type, blob, ord)
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET
+    channel = excluded.channel,
+    type = excluded.type,
+    blob = excluded.blob,
+    task_path = excluded.task_path
+WHERE sg_checkpoint_writes.idx < 0
+"""
+"""Save one task's writes. On a key conflict, a special write (``idx < 0``) replaces
+the stored one (keeping its place in the order); a regular write (``idx >= 0``)
+leaves the stored one alone: the ``WHERE`` makes ``DO UPDATE`` a ``DO NOTHING``."""
+
+DELETE_THREAD = """
+WITH gone_writes AS (DELETE FROM sg_checkpoint_writes WHERE thread_id = %(thread_id)s),
+     gone_blobs AS (DELETE FROM sg_checkpoint_blobs WHERE thread_id = %(thread_id)s)
+DELETE FROM sg_checkpoints WHERE thread_id = %(thread_id)s
+"""
+
+_LOAD = """
+SELECT p.thread_id, p.checkpoint_ns, p.checkpoint_id, p.parent_checkpoint_id, p.type,
+    p.checkpoint, p.metadata_type, p.metadata_blob,
+    b.channels, b.types, b.blobs, w.task_ids, w.channels, w.types, w.blobs
+FROM page AS p
+CROSS JOIN LATERAL (
+    SELECT array_agg(bl.channel) AS channels, array_agg(bl.type) AS types,
+        array_agg(bl.blob) AS blobs
+    FROM jsonb_each_text(p.channel_versions) AS cv(channel, version)
+    JOIN sg_checkpoint_blobs AS bl ON bl.thread_id = p.thread_id
+        AND bl.checkpoint_ns = p.checkpoint_ns AND bl.channel = cv.channel
+        AND bl.version = cv.version
+    WHERE bl.blob IS NOT NULL
+) AS b
+CROSS JOIN LATERAL (
+    SELECT array_agg(wr.task_id ORDER BY wr.seq, wr.ord) AS task_ids,
+        array_agg(wr.channel ORDER BY wr.seq, wr.ord) AS channels,
+        array_agg(wr.type ORDER BY wr.seq, wr.ord) AS types,
+        array_agg(wr.blob ORDER BY wr.seq, wr.ord) AS blobs
+    FROM sg_checkpoint_writes AS wr
+    WHERE wr.thread_id = p.thread_id AND wr.checkpoint_ns = p.checkpoint_ns
+        AND wr.checkpoint_id = p.checkpoint_id
+) AS w
+ORDER BY p.checkpoint_id DESC, p.thread_id DESC, p.checkpoint_ns DESC
+"""
+
+_ORDER = "ORDER BY checkpoint_id DESC, thread_id DESC, checkpoint_ns DESC"
+
+
+def select_page(where: list[str]) -> str:
+    """Return the statement reading one page of checkpoints with their values and writes.
+
+    ``where`` holds conditions on ``sg_checkpoints`` (with ``%s`` placeholders; the
+    caller passes their parameters followed by the ``LIMIT``). Rows come newest first:
+    ``(thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint,
+    metadata_type, metadata_blob, blob_channels, blob_types, blobs, write_task_ids,
+    write_channels, write_types, write_blobs)``; the array columns are ``NULL`` when
+    empty. Only the conditions' shape is SQL text: every value is a bound parameter.
+    """
+    conds = f"WHERE {' AND '.join(where)} " if where else ""
+    return (
+        "WITH page AS MATERIALIZED (SELECT thread_id, checkpoint_ns, checkpoint_id, "
+        "parent_checkpoint_id, type, checkpoint, channel_versions, metadata_type, "
+        f"metadata_blob FROM sg_checkpoints {conds}{_ORDER} LIMIT %s)" + _LOAD
+    )
