@@ -193,6 +193,10 @@ class Loop:
                 self.saved_versions = dict(versions)
                 yield (fx.PUT, put_config, checkpoint, metadata, new_versions, self.blocking)
                 self.dirty = False
+                if not self.blocking:
+                    # the saver reads `checkpoint` later, in the background: keep working
+                    # on a copy so the next steps cannot change what gets saved
+                    self.checkpoint = _working_copy(checkpoint)
             else:
                 self.dirty = True
                 if self._exit_parent is None:
@@ -274,7 +278,17 @@ class Loop:
             )
         if run.nested and run.resuming and saved is not None:
             inp = None
-        if is_command and inp is not None:
+        fresh = saved is None or not self.checkpoint["channel_versions"]
+        if is_command and inp is not None and fresh and not run.nested:
+            # resuming a thread that has no state starts a new run, as in LangGraph
+            if inp.resume is not None:
+                self._prepare_resume(inp.resume)
+            writes = map_input(self.graph, {})
+            writes.extend(map_command(Command(update=inp.update, goto=inp.goto), self.graph))
+            self._apply_input(writes)
+            yield from self._save("input", prev_step + 1)
+            prev_step += 1
+        elif is_command and inp is not None:
             self.resuming = True
             if inp.resume is not None:
                 self._prepare_resume(inp.resume)
@@ -300,15 +314,21 @@ class Loop:
             writes = map_input(self.graph, inp)
             if not writes:
                 raise EmptyInputError(f"Received no input for {self.graph.input_channels}")
+            if saved is not None:
+                # a new input starts a new run: tasks left unfinished (interrupted or
+                # failed) are discarded, as if they had run without writing anything
+                self.step = prev_step + 1
+                left = list(self._prepare(for_execution=False).values())
+                if left:
+                    apply_writes(
+                        self.checkpoint,
+                        self.channels,
+                        left,
+                        self.get_next_version,
+                        self.trigger_to_nodes,
+                    )
             self.pending_writes = []
-            self.updated = apply_writes(
-                self.checkpoint,
-                self.channels,
-                [WriteBatch(writes)],
-                self.get_next_version,
-                self.trigger_to_nodes,
-            )
-            self.updated = None
+            self._apply_input(writes)
             yield from self._save("input", prev_step + 1)
             prev_step += 1
         null_writes = [(c, v) for tid, c, v in self.pending_writes if tid == NULL_TASK_ID]
@@ -326,12 +346,23 @@ class Loop:
         if "values" in run.modes and self.resuming:
             run.emit("values", read_output(self.channels, run.stream_keys))
 
+    def _apply_input(self, writes: list[tuple[str, Any]]) -> None:
+        apply_writes(
+            self.checkpoint,
+            self.channels,
+            [WriteBatch(writes)],
+            self.get_next_version,
+            self.trigger_to_nodes,
+        )
+        self.updated = None
+
     def _prepare_resume(self, resume: Any) -> None:
         """Validate a resume value against the interrupts that are waiting."""
         run = self.run
+        finished = {tid for tid, chan, _ in self.pending_writes if chan not in _SUCCESS_EXCLUDED}
         waiting: dict[str, Any] = {}
-        for _tid, chan, val in self.pending_writes:
-            if chan == INTERRUPT:
+        for tid, chan, val in self.pending_writes:
+            if chan == INTERRUPT and tid not in finished:
                 for intr in val:
                     waiting[intr.id] = intr
         if isinstance(resume, Mapping) and resume and all(k in waiting for k in resume):
@@ -486,8 +517,8 @@ class Loop:
         if run.interrupt_before and not (first and self.resuming):
             if _hits_breakpoint(run.interrupt_before, self.tasks.values()):
                 self.status = "interrupt_before"
-                yield_output = read_output(self.channels, run.output_keys)
-                self.output = yield_output
+                self.output = read_output(self.channels, run.output_keys)
+                run.emit("updates", {INTERRUPT: ()})
                 raise _Breakpoint()
         if "tasks" in run.modes or "debug" in run.modes:
             from stategraph.pregel.debug import task_start_payload
@@ -551,6 +582,7 @@ class Loop:
             yield from self._save("loop", self.step)
             self.status = "interrupt_after"
             self.output = read_output(self.channels, run.output_keys)
+            run.emit("updates", {INTERRUPT: ()})
             raise _Breakpoint()
         yield from self._save("loop", self.step)
 
@@ -639,6 +671,14 @@ class Loop:
 
 class _Breakpoint(GraphInterrupt):
     """A static breakpoint (``interrupt_before``/``interrupt_after``) stopped the run."""
+
+
+def _working_copy(checkpoint: dict[str, Any]) -> dict[str, Any]:
+    return {
+        **checkpoint,
+        "channel_versions": dict(checkpoint["channel_versions"]),
+        "versions_seen": {k: dict(v) for k, v in checkpoint["versions_seen"].items()},
+    }
 
 
 def _hits_breakpoint(nodes: Any, tasks: Any) -> bool:

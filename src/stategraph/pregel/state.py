@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Generator, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from stategraph.constants import CONF, ERROR, INTERRUPT, NS_END, NS_SEP, START
+from stategraph.constants import CONF, ERROR, INTERRUPT, NS_END, NS_SEP, NULL_TASK_ID, START
 from stategraph.errors import InvalidUpdateError
 from stategraph.pregel import effects as fx
 from stategraph.runtime import DEFAULT_RUNTIME
@@ -190,6 +190,11 @@ def _snapshot_gen(
             else:
                 state = sub_conf
         task_objs.append(PregelTask(tid, task.name, task.path, error, t_interrupts, state, result))
+    null_writes = [(c, v) for c, v in writes_by_task.get(NULL_TASK_ID, []) if c not in _NOT_RESULT]
+    if apply_pending and null_writes:
+        from stategraph.pregel.loop import WriteBatch
+
+        done.insert(0, WriteBatch(null_writes))
     if done:
         cp = view.checkpoint
         apply_writes(
@@ -203,7 +208,7 @@ def _snapshot_gen(
             view.get_next_version,
             graph.trigger_to_nodes,
         )
-    done_ids = {t.id for t in done}
+    done_ids = {t.id for t in done if hasattr(t, "id")}
     return StateSnapshot(
         values=read_output(view.channels, graph.stream_keys),
         next=tuple(t.name for tid, t in tasks.items() if tid not in done_ids),

@@ -59,11 +59,11 @@ def _migrate(conn: psycopg.Connection[Any]) -> None:
     advisory lock (so concurrent ``setup()`` calls apply each exactly once)."""
 
     def current(cur: psycopg.Cursor[Any]) -> int:
-        cur.execute("SELECT to_regclass('sg_checkpoint_migrations') IS NOT NULL")
+        cur.execute(_sql.MIGRATIONS_TABLE_EXISTS)
         row = cur.fetchone()
         if not row or not row[0]:
             return -1
-        cur.execute("SELECT COALESCE(MAX(v), -1) FROM sg_checkpoint_migrations")
+        cur.execute(_sql.MAX_VERSION)
         row = cur.fetchone()
         return -1 if row is None else int(row[0])
 
@@ -72,7 +72,7 @@ def _migrate(conn: psycopg.Connection[Any]) -> None:
         if current(cur) >= last:
             return
     with conn.transaction(), conn.cursor(row_factory=tuple_row) as cur:
-        cur.execute("SELECT pg_advisory_xact_lock(%s)", (_sql.SETUP_LOCK_KEY,))
+        cur.execute(_sql.LOCK_SETUP, (_sql.SETUP_LOCK_KEY,))
         cur.execute(_sql.CREATE_MIGRATIONS_TABLE)
         for v in range(current(cur) + 1, last + 1):
             for statement in _sql.MIGRATIONS[v]:

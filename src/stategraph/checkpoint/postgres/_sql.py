@@ -24,7 +24,9 @@ __all__ = [
     "MIGRATIONS",
     "SETUP_LOCK_KEY",
     "CREATE_MIGRATIONS_TABLE",
-    "SELECT_VERSION",
+    "MIGRATIONS_TABLE_EXISTS",
+    "MAX_VERSION",
+    "LOCK_SETUP",
     "INSERT_VERSION",
     "PUT",
     "PUT_WRITES",
@@ -99,15 +101,10 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
 CREATE_MIGRATIONS_TABLE = (
     "CREATE TABLE IF NOT EXISTS sg_checkpoint_migrations (v INTEGER PRIMARY KEY NOT NULL)"
 )
-SELECT_VERSION = (
-    "SELECT CASE WHEN to_regclass('sg_checkpoint_migrations') IS NULL THEN -1 "
-    "ELSE (SELECT COALESCE(MAX(v), -1) FROM sg_checkpoint_migrations) END"
-)
-"""The highest applied migration, ``-1`` when none (and when the table is missing).
-
-The inner ``SELECT`` is planned only when the table exists, so this runs on a fresh
-schema without failing.
-"""
+MIGRATIONS_TABLE_EXISTS = "SELECT to_regclass('sg_checkpoint_migrations') IS NOT NULL"
+MAX_VERSION = "SELECT COALESCE(MAX(v), -1) FROM sg_checkpoint_migrations"
+"""The highest applied migration (``-1`` when none); run only once the table exists."""
+LOCK_SETUP = "SELECT pg_advisory_xact_lock(%s)"
 INSERT_VERSION = "INSERT INTO sg_checkpoint_migrations (v) VALUES (%s)"
 
 PUT = """

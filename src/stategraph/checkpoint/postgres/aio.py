@@ -53,11 +53,11 @@ async def _amigrate(conn: psycopg.AsyncConnection[Any]) -> None:
     transaction holding the setup advisory lock."""
 
     async def current(cur: psycopg.AsyncCursor[Any]) -> int:
-        await cur.execute("SELECT to_regclass('sg_checkpoint_migrations') IS NOT NULL")
+        await cur.execute(_sql.MIGRATIONS_TABLE_EXISTS)
         row = await cur.fetchone()
         if not row or not row[0]:
             return -1
-        await cur.execute("SELECT COALESCE(MAX(v), -1) FROM sg_checkpoint_migrations")
+        await cur.execute(_sql.MAX_VERSION)
         row = await cur.fetchone()
         return -1 if row is None else int(row[0])
 
@@ -66,7 +66,7 @@ async def _amigrate(conn: psycopg.AsyncConnection[Any]) -> None:
         if await current(cur) >= last:
             return
     async with conn.transaction(), conn.cursor(row_factory=tuple_row) as cur:
-        await cur.execute("SELECT pg_advisory_xact_lock(%s)", (_sql.SETUP_LOCK_KEY,))
+        await cur.execute(_sql.LOCK_SETUP, (_sql.SETUP_LOCK_KEY,))
         await cur.execute(_sql.CREATE_MIGRATIONS_TABLE)
         for v in range(await current(cur) + 1, last + 1):
             for statement in _sql.MIGRATIONS[v]:
