@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-from saver_harness import SAVER_KINDS, Api, make_saver
+from saver_harness import SAVER_KINDS, Api, PgSchema, open_saver
 
 
 @pytest.fixture(params=SAVER_KINDS)
@@ -21,8 +21,18 @@ def mode(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 async def api(saver_kind: str, mode: str, tmp_path: Path) -> AsyncIterator[Api]:
-    saver, close = make_saver(saver_kind, tmp_path)
+    saver, close, schema = await open_saver(saver_kind, tmp_path)
     try:
-        yield Api(saver, saver_kind, mode)
+        yield Api(saver, saver_kind, mode, pg=schema)
     finally:
-        close()
+        await close()
+
+
+@pytest.fixture
+def pg_schema() -> Iterator[PgSchema]:
+    """A fresh PostgreSQL schema (skipped when the server is unreachable outside CI)."""
+    schema = PgSchema()
+    try:
+        yield schema
+    finally:
+        schema.drop()

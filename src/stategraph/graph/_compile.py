@@ -112,6 +112,11 @@ class _InputWriter:
         self.writer = writer
 
     def coerce(self, value: Any) -> Any:
+        """Validate the input against the schema; keep only the fields it sets.
+
+        As in LangGraph, fields left to their defaults are not written to the state
+        (nodes still see the defaults, since they receive schema instances).
+        """
         if value is None or isinstance(value, Command):
             return value
         if self.kind == "pydantic":
@@ -124,20 +129,24 @@ class _InputWriter:
                     if hasattr(exc, "add_note"):
                         exc.add_note(f"While validating the graph input as {self.schema.__name__}.")
                     raise
-            return {k: getattr(model, k) for k in type(model).model_fields}
+            return {
+                k: getattr(model, k)
+                for k in type(model).model_fields
+                if k in model.model_fields_set
+            }
         if self.kind == "dataclass":
             if dataclasses.is_dataclass(value) and not isinstance(value, type):
                 return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
             if isinstance(value, Mapping):
-                out = dict(value)
-                for f in dataclasses.fields(self.schema):
-                    if f.name in out:
-                        continue
-                    if f.default is not dataclasses.MISSING:
-                        out[f.name] = f.default
-                    elif f.default_factory is not dataclasses.MISSING:
-                        out[f.name] = f.default_factory()
-                return out
+                names = {f.name for f in dataclasses.fields(self.schema)}
+                try:
+                    self.schema(**{k: v for k, v in value.items() if k in names})
+                except TypeError as exc:
+                    raise TypeError(
+                        f"Invalid graph input for {self.schema.__name__}: {exc}. Provide the "
+                        "fields that have no default."
+                    ) from exc
+                return dict(value)
         return value
 
     def __call__(self, task: Task, output: Any) -> None:

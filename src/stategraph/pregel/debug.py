@@ -16,6 +16,18 @@ if TYPE_CHECKING:
 __all__ = ["task_start_payload", "task_result_payload", "checkpoint_payload", "emit_messages"]
 
 
+def debug_event(kind: str, step: int, payload: dict[str, Any]) -> dict[str, Any]:
+    """A ``debug`` stream event: step, timestamp, type and payload."""
+    from datetime import datetime, timezone
+
+    return {
+        "step": step,
+        "timestamp": datetime.now(timezone.utc).isoformat(),
+        "type": kind,
+        "payload": payload,
+    }
+
+
 def task_start_payload(task: Task, step: int) -> dict[str, Any]:
     """``tasks`` chunk announcing a task: id, name, input, triggers."""
     return {"id": task.id, "name": task.name, "input": task.input, "triggers": tuple(task.triggers)}
@@ -24,11 +36,18 @@ def task_start_payload(task: Task, step: int) -> dict[str, Any]:
 def task_result_payload(task: Task, graph: Pregel) -> dict[str, Any]:
     """``tasks`` chunk reporting a finished task: its result, error and interrupts."""
     update = graph.task_update(task)
-    result = (
-        []
-        if update is NO_UPDATE or update is None
-        else (list(update.items()) if isinstance(update, dict) else [("__root__", update)])
-    )
+    result: dict[str, Any]
+    if update is NO_UPDATE or update is None:
+        result = {}
+    elif isinstance(update, dict):
+        result = update
+    elif isinstance(update, list):
+        result = {}
+        for item in update:
+            result.update(item)
+    else:
+        keys = graph.stream_keys
+        result = {keys if isinstance(keys, str) else "__root__": update}
     return {
         "id": task.id,
         "name": task.name,
@@ -43,6 +62,7 @@ def checkpoint_payload(
 ) -> dict[str, Any]:
     """``checkpoints`` chunk: config, values, metadata, next tasks of a new checkpoint."""
     run = loop.run
+    tasks = list(loop._prepare(for_execution=False).values())
     return {
         "config": {
             CONF: {
@@ -54,8 +74,8 @@ def checkpoint_payload(
         "parent_config": loop.parent_config,
         "values": read_output(loop.channels, run.stream_keys),
         "metadata": metadata,
-        "next": [t.name for t in loop._prepare(for_execution=False).values()],
-        "tasks": [],
+        "next": [t.name for t in tasks],
+        "tasks": [{"id": t.id, "name": t.name, "interrupts": (), "state": None} for t in tasks],
     }
 
 

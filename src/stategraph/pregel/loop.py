@@ -104,7 +104,7 @@ class Loop:
         self._exit_parent: dict[str, Any] | None = None
         self.blocking = run.durability == "sync"
         self.save_loop = run.durability != "exit"
-        self.want_checkpoints = self.saver is not None or bool(run.modes & {"checkpoints", "debug"})
+        self.want_checkpoints = self.saver is not None
 
     # ------------------------------------------------------------------ helpers
     def _base_configurable(self) -> dict[str, Any]:
@@ -202,11 +202,11 @@ class Loop:
                 if self._exit_parent is None:
                     self._exit_parent = put_config
         if "checkpoints" in run.modes or "debug" in run.modes:
-            from stategraph.pregel.debug import checkpoint_payload
+            from stategraph.pregel.debug import checkpoint_payload, debug_event
 
             payload = checkpoint_payload(self, checkpoint, metadata)
             run.emit("checkpoints", payload)
-            run.emit("debug", {"type": "checkpoint", "step": step, "payload": payload})
+            run.emit("debug", debug_event("checkpoint", step, payload))
 
     def _put_writes(
         self, task_id: str, writes: list[tuple[str, Any]], path: str = ""
@@ -287,6 +287,7 @@ class Loop:
             writes.extend(map_command(Command(update=inp.update, goto=inp.goto), self.graph))
             self._apply_input(writes)
             yield from self._save("input", prev_step + 1)
+            self.updated = None
             prev_step += 1
         elif is_command and inp is not None:
             self.resuming = True
@@ -330,6 +331,7 @@ class Loop:
             self.pending_writes = []
             self._apply_input(writes)
             yield from self._save("input", prev_step + 1)
+            self.updated = None
             prev_step += 1
         null_writes = [(c, v) for tid, c, v in self.pending_writes if tid == NULL_TASK_ID]
         if null_writes and self.resuming:
@@ -347,14 +349,13 @@ class Loop:
             run.emit("values", read_output(self.channels, run.stream_keys))
 
     def _apply_input(self, writes: list[tuple[str, Any]]) -> None:
-        apply_writes(
+        self.updated = apply_writes(
             self.checkpoint,
             self.channels,
             [WriteBatch(writes)],
             self.get_next_version,
             self.trigger_to_nodes,
         )
-        self.updated = None
 
     def _prepare_resume(self, resume: Any) -> None:
         """Validate a resume value against the interrupts that are waiting."""
@@ -495,12 +496,14 @@ class Loop:
     def _tick(self) -> bool:
         """Prepare the next step's tasks; False when the run is over."""
         run = self.run
+        if self.step > self.stop:
+            # as in LangGraph: the step after the last allowed one fails, even when
+            # nothing would run in it
+            self.status = "out_of_steps"
+            return False
         self.tasks = self._prepare(for_execution=True)
         if not self.tasks:
             self.status = "done"
-            return False
-        if self.step >= self.stop:
-            self.status = "out_of_steps"
             return False
         first, self.first_tick = self.first_tick, False
         # reuse writes of tasks that finished before an interruption or failure
@@ -521,13 +524,13 @@ class Loop:
                 run.emit("updates", {INTERRUPT: ()})
                 raise _Breakpoint()
         if "tasks" in run.modes or "debug" in run.modes:
-            from stategraph.pregel.debug import task_start_payload
+            from stategraph.pregel.debug import debug_event, task_start_payload
 
             for task in self.tasks.values():
-                if not task.done:
+                if not task.done and not task.node.metadata.get("__hidden__"):
                     payload = task_start_payload(task, self.step)
                     run.emit("tasks", payload)
-                    run.emit("debug", {"type": "task", "step": self.step, "payload": payload})
+                    run.emit("debug", debug_event("task", self.step, payload))
         for task in self.tasks.values():
             if task.done:
                 self._emit_task_output(task, cached=True)
@@ -638,12 +641,14 @@ class Loop:
             from stategraph.pregel.debug import emit_messages
 
             emit_messages(run, task, self.step)
-        if "tasks" in run.modes or "debug" in run.modes:
-            from stategraph.pregel.debug import task_result_payload
+        if ("tasks" in run.modes or "debug" in run.modes) and not task.node.metadata.get(
+            "__hidden__"
+        ):
+            from stategraph.pregel.debug import debug_event, task_result_payload
 
             payload = task_result_payload(task, self.graph)
             run.emit("tasks", payload)
-            run.emit("debug", {"type": "task_result", "step": self.step, "payload": payload})
+            run.emit("debug", debug_event("task_result", self.step, payload))
 
     # ------------------------------------------------------------------ exit
     def _finish_exit(self) -> Generator[Any, Any, None]:

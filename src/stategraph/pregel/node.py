@@ -181,12 +181,12 @@ class NodeBuilder:
         """Write the output to ``channels``; ``name=func`` writes ``func(output)`` to ``name``,
         ``name=value`` writes a constant."""
         for ch in channels:
-            self._writers.append(ChannelWrite(ch))
+            self._writers.append(ChannelWrite(ch, skip_none=False))
         for ch, m in mapped.items():
             if callable(m):
-                self._writers.append(ChannelWrite(ch, m))
+                self._writers.append(ChannelWrite(ch, m, skip_none=False))
             else:
-                self._writers.append(ChannelWrite(ch, _const(m)))
+                self._writers.append(ChannelWrite(ch, _const(m), skip_none=False))
         return self
 
     def add_retry_policies(self, *policies: RetryPolicy) -> NodeBuilder:

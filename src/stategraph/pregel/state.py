@@ -152,7 +152,7 @@ def _snapshot_gen(
     writes_by_task: dict[str, list[tuple[str, Any]]] = {}
     for tid, chan, val in tup.pending_writes or ():
         writes_by_task.setdefault(tid, []).append((chan, val))
-    done = []
+    done: list[Any] = []
     interrupts: list[Any] = []
     task_objs = []
     for tid, task in tasks.items():
