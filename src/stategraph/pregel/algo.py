@@ -33,6 +33,7 @@ __all__ = [
     "read_channels",
     "local_read",
     "apply_writes",
+    "step_scoped_channels",
     "should_interrupt",
     "writes_sort_key",
     "CONTROL_CHANNELS",
@@ -155,8 +156,13 @@ def apply_writes(
     tasks: Iterable[Any],
     get_next_version: Callable[[Any, None], Any] | None,
     trigger_to_nodes: Mapping[str, Sequence[str]],
+    step_scoped: Iterable[str] | None = None,
 ) -> set[str]:
     """Commit one step: apply every task's writes to the channels and bump versions.
+
+    ``step_scoped`` optionally names the only channels that can change on an empty
+    update (see :func:`step_scoped_channels`); the others are skipped when untouched
+    channels are notified of the new step. Without it every channel is notified.
 
     Tasks are ``(name, path, triggers, writes)``-like objects. Returns the set of
     channels that changed and can trigger something. Steps, in order: record the
@@ -173,12 +179,12 @@ def apply_writes(
         trig = task.triggers
         if trig:
             bump_step = True
-            seen = seen_all.get(task.name)
-            if seen is None:
-                seen = seen_all[task.name] = {}
+            # copy-on-write, so a shallow copy of versions_seen is a safe snapshot
+            seen = dict(seen_all.get(task.name) or ())
             for chan in trig:
                 if chan in versions:
                     seen[chan] = versions[chan]
+            seen_all[task.name] = seen
 
     next_version = (
         None
@@ -218,7 +224,9 @@ def apply_writes(
                 updated.add(chan)
 
     if bump_step:
-        for chan, ch in channels.items():
+        notify = channels if step_scoped is None else step_scoped
+        for chan in notify:
+            ch = channels[chan]
             if chan not in updated and chan not in by_channel and ch.is_available():
                 if ch.update(_EMPTY) and next_version is not None:
                     versions[chan] = next_version
@@ -232,6 +240,29 @@ def apply_writes(
                 if ch.is_available():
                     updated.add(chan)
     return updated
+
+
+def step_scoped_channels(channels: Mapping[str, BaseChannel]) -> tuple[str, ...]:
+    """Names of the channels whose value may change on an empty update.
+
+    Channels of the built-in kinds that ignore empty updates (last-value, reducer and
+    barrier channels) are left out; every other channel, custom ones included, is kept.
+    """
+    from stategraph.channels.binop import BinaryOperatorAggregate
+    from stategraph.channels.last_value import LastValue, LastValueAfterFinish
+    from stategraph.channels.named_barrier_value import (
+        NamedBarrierValue,
+        NamedBarrierValueAfterFinish,
+    )
+
+    inert = (
+        LastValue,
+        LastValueAfterFinish,
+        BinaryOperatorAggregate,
+        NamedBarrierValue,
+        NamedBarrierValueAfterFinish,
+    )
+    return tuple(k for k, ch in channels.items() if type(ch) not in inert)
 
 
 def should_interrupt(

@@ -102,6 +102,8 @@ class Loop:
         self.dirty = False  # a checkpoint exists in memory that was not saved (durability=exit)
         self.output: Any = None
         self._exit_parent: dict[str, Any] | None = None
+        self._values_cache: dict[str, Any] | None = None
+        self._values_versions: dict[str, Any] = {}
         self.blocking = run.durability == "sync"
         self.save_loop = run.durability != "exit"
         self.want_checkpoints = self.saver is not None
@@ -162,18 +164,14 @@ class Loop:
         cp = self.checkpoint
         versions = cp["channel_versions"]
         new_id = str(uuid6(clock_seq=step))
-        values: dict[str, Any] = {}
-        for k, ch in self.channels.items():
-            v = ch.checkpoint()
-            if v is not MISSING:
-                values[k] = v
+        values = self._channel_values(versions)
         checkpoint = {
             "v": 4,
             "id": new_id,
             "ts": _now_iso(),
             "channel_values": values,
             "channel_versions": dict(versions),
-            "versions_seen": {k: dict(v) for k, v in cp["versions_seen"].items()},
+            "versions_seen": dict(cp["versions_seen"]),
             "updated_channels": sorted(self.updated) if self.updated else None,
         }
         metadata = {**run.metadata, "source": source, "step": step, "parents": dict(run.parent_ids)}
@@ -207,6 +205,33 @@ class Loop:
             payload = checkpoint_payload(self, checkpoint, metadata)
             run.emit("checkpoints", payload)
             run.emit("debug", debug_event("checkpoint", step, payload))
+
+    def _channel_values(self, versions: Mapping[str, Any]) -> dict[str, Any]:
+        """Checkpoint values of all channels; only channels whose version moved since
+        the previous call are read again (a channel changes only with its version)."""
+        prev = self._values_cache
+        if prev is None:
+            values: dict[str, Any] = {}
+            for k, ch in self.channels.items():
+                v = ch.checkpoint()
+                if v is not MISSING:
+                    values[k] = v
+        else:
+            values = dict(prev)
+            seen = self._values_versions
+            for k, ver in versions.items():
+                if seen.get(k) != ver:
+                    ch = self.channels.get(k)
+                    if ch is None:
+                        continue
+                    v = ch.checkpoint()
+                    if v is MISSING:
+                        values.pop(k, None)
+                    else:
+                        values[k] = v
+        self._values_cache = values
+        self._values_versions = dict(versions)
+        return values
 
     def _put_writes(
         self, task_id: str, writes: list[tuple[str, Any]], path: str = ""
@@ -413,14 +438,16 @@ class Loop:
                     arg = node.mapper(arg)
                 tasks[tid] = self._task(tid, node, arg, (PUSH, idx), (PUSH,), for_execution, True)
         updated = self.updated
-        candidates = None
+        names: Any = self.nodes
         if updated is not None:
-            candidates = set()
+            # only nodes subscribed to a channel that just changed can be triggered
+            found: set[str] = set()
             for c in updated:
-                candidates.update(self.trigger_to_nodes.get(c, ()))
-        for name, node in self.nodes.items():
-            if candidates is not None and name not in candidates:
-                continue
+                found.update(self.trigger_to_nodes.get(c, ()))
+            order = self.graph.node_order
+            names = sorted(found, key=order.__getitem__)
+        for name in names:
+            node = self.nodes[name]
             if not triggered(node.triggers, channels, versions, seen_all.get(name), null):
                 continue
             tid = make_task_id(cp_id, ns, step, name, PULL, *node.triggers)
@@ -576,7 +603,12 @@ class Loop:
             raise GraphInterrupt(tuple(self.interrupts))
         tasks = list(self.tasks.values())
         self.updated = apply_writes(
-            self.checkpoint, self.channels, tasks, self.get_next_version, self.trigger_to_nodes
+            self.checkpoint,
+            self.channels,
+            tasks,
+            self.get_next_version,
+            self.trigger_to_nodes,
+            self.graph.step_scoped,
         )
         self.pending_writes = []
         if "values" in run.modes and self._touches_stream(self.updated):
@@ -679,10 +711,11 @@ class _Breakpoint(GraphInterrupt):
 
 
 def _working_copy(checkpoint: dict[str, Any]) -> dict[str, Any]:
+    # versions_seen's inner dicts are replaced, never mutated (copy-on-write)
     return {
         **checkpoint,
         "channel_versions": dict(checkpoint["channel_versions"]),
-        "versions_seen": {k: dict(v) for k, v in checkpoint["versions_seen"].items()},
+        "versions_seen": dict(checkpoint["versions_seen"]),
     }
 
 

@@ -107,12 +107,18 @@ class Pregel(StateMixin):
         self.debug = debug
         self.strict = strict
         self.trigger_to_nodes: dict[str, list[str]] = {}
+        self.node_order: dict[str, int] = {}
+        self.step_scoped: tuple[str, ...] = ()
         self._build_trigger_index()
         if auto_validate:
             self.validate()
 
     # ----------------------------------------------------------------- structure
     def _build_trigger_index(self) -> None:
+        from stategraph.pregel.algo import step_scoped_channels
+
+        self.node_order = {name: i for i, name in enumerate(self.nodes)}
+        self.step_scoped = step_scoped_channels(self.channels)
         index: dict[str, list[str]] = {}
         for name, node in self.nodes.items():
             for trig in node.triggers:

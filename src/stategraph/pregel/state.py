@@ -292,10 +292,11 @@ def _update_gen(
         task.reader = lambda select, _t=task, _c=channels: local_read(_c, select, _t.writes)
         run_writers(task, values)
         versions = view.checkpoint["channel_versions"]
-        seen = view.checkpoint["versions_seen"].setdefault(as_node, {})
+        seen = dict(view.checkpoint["versions_seen"].get(as_node) or ())
         for trig in node.triggers:
             if trig in versions:
                 seen[trig] = versions[trig]
+        view.checkpoint["versions_seen"][as_node] = seen
         task.triggers = [t for t in node.triggers if t in versions] or [INTERRUPT]
         view.updated = apply_writes(
             view.checkpoint, view.channels, [task], view.get_next_version, graph.trigger_to_nodes
