@@ -221,10 +221,10 @@ class Loop:
             seen = self._values_versions
             for k, ver in versions.items():
                 if seen.get(k) != ver:
-                    ch = self.channels.get(k)
-                    if ch is None:
+                    changed = self.channels.get(k)
+                    if changed is None:
                         continue
-                    v = ch.checkpoint()
+                    v = changed.checkpoint()
                     if v is MISSING:
                         values.pop(k, None)
                     else:
