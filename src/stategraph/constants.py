@@ -20,6 +20,8 @@ __all__ = [
     "TASKS",
     "RETURN",
     "RESUME_ASKED",
+    "CALL_RESULT",
+    "TASK_BOOKKEEPING",
     "PUSH",
     "PULL",
     "NULL_TASK_ID",
@@ -49,6 +51,8 @@ ERROR: Final = "__error__"
 NO_WRITES: Final = "__no_writes__"
 TASKS: Final = "__pregel_tasks"
 RETURN: Final = "__return__"
+CALL_RESULT: Final = "__call_result__"
+"""Pseudo-channel holding the results of ``@task`` calls made inside a node."""
 RESUME_ASKED: Final = "__resume_asked__"
 """Pseudo-channel recording which interrupt values a task's resume answers were given for."""
 
@@ -74,6 +78,7 @@ RESERVED: Final = frozenset(
         INTERRUPT,
         RESUME,
         RESUME_ASKED,
+        CALL_RESULT,
         ERROR,
         NO_WRITES,
         TASKS,
@@ -85,3 +90,6 @@ RESERVED: Final = frozenset(
     }
 )
 """Names that no node or state key may use."""
+
+TASK_BOOKKEEPING: Final = frozenset({RESUME, RESUME_ASKED, CALL_RESULT})
+"""Writes a task keeps across retries and saves with its interrupts and errors."""

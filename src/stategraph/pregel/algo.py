@@ -14,6 +14,7 @@ from typing import Any
 
 from stategraph.channels.base import BaseChannel
 from stategraph.constants import (
+    CALL_RESULT,
     ERROR,
     INTERRUPT,
     NO_WRITES,
@@ -41,7 +42,9 @@ __all__ = [
 
 logger = logging.getLogger("stategraph")
 
-CONTROL_CHANNELS = frozenset({NO_WRITES, PUSH, RESUME, RESUME_ASKED, INTERRUPT, RETURN, ERROR})
+CONTROL_CHANNELS = frozenset(
+    {NO_WRITES, PUSH, RESUME, RESUME_ASKED, CALL_RESULT, INTERRUPT, RETURN, ERROR}
+)
 """Pseudo-channels whose writes are signals, never applied to state."""
 
 _EMPTY: tuple[Any, ...] = ()

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from stategraph._context import CURRENT_TASK, TaskContext
-from stategraph.constants import CONF, RESUME, RESUME_ASKED
+from stategraph.constants import CONF, TASK_BOOKKEEPING
 from stategraph.errors import GraphInterrupt, ParentCommand
 from stategraph.types import Command
 
@@ -126,7 +126,7 @@ def handle_parent_command(task: Task, exc: ParentCommand) -> bool:
         return False
     cmd = exc.args[0]
     own = Command(update=cmd.update, goto=cmd.goto, resume=cmd.resume)
-    task.writes = [w for w in task.writes if w[0] in (RESUME, RESUME_ASKED)]
+    task.writes = [w for w in task.writes if w[0] in TASK_BOOKKEEPING]
     run_writers(task, own)
     return True
 
@@ -146,4 +146,4 @@ def record_failure(task: Task, exc: BaseException) -> None:
 
 def reset_for_retry(task: Task) -> None:
     """Discard the writes of a failed attempt (resume bookkeeping is kept)."""
-    task.writes = [w for w in task.writes if w[0] in (RESUME, RESUME_ASKED)]
+    task.writes = [w for w in task.writes if w[0] in TASK_BOOKKEEPING]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from stategraph.constants import RESUME, RESUME_ASKED
+from stategraph.constants import TASK_BOOKKEEPING
 from stategraph.types import CacheKey
 
 if TYPE_CHECKING:
@@ -55,6 +55,6 @@ def cache_entries(tasks: Sequence[Task]) -> dict[FullKey, tuple[Any, int | None]
         ck = task.cache_key
         if ck is None or task.cached or not task.done or task.error or task.interrupts:
             continue
-        writes = [list(w) for w in task.writes if w[0] not in (RESUME, RESUME_ASKED)]
+        writes = [list(w) for w in task.writes if w[0] not in TASK_BOOKKEEPING]
         entries[(ck.ns, ck.key)] = (writes, ck.ttl)
     return entries

@@ -16,6 +16,7 @@ from typing import Any
 
 from stategraph.channels.base import MISSING, BaseChannel
 from stategraph.constants import (
+    CALL_RESULT,
     CONF,
     ERROR,
     INTERRUPT,
@@ -25,6 +26,7 @@ from stategraph.constants import (
     PUSH,
     RESUME,
     RESUME_ASKED,
+    TASK_BOOKKEEPING,
     TASKS,
 )
 from stategraph.errors import (
@@ -54,7 +56,7 @@ from stategraph.types import Command, Interrupt, Send
 
 __all__ = ["Loop", "WriteBatch"]
 
-_SUCCESS_EXCLUDED = frozenset({ERROR, INTERRUPT, RESUME, RESUME_ASKED})
+_SUCCESS_EXCLUDED = frozenset({ERROR, INTERRUPT, RESUME, RESUME_ASKED, CALL_RESULT})
 
 
 class WriteBatch:
@@ -482,6 +484,7 @@ class Loop:
             resume: list[Any] = []
             asked: list[Any] = []
             pending_value: Any = _MISSING
+            calls: dict[str, Any] = {}
             for wtid, chan, val in self.pending_writes:
                 if wtid != tid:
                     continue
@@ -489,6 +492,8 @@ class Loop:
                     resume = list(val)
                 elif chan == RESUME_ASKED:
                     asked = list(val)
+                elif chan == CALL_RESULT:
+                    calls[val[0]] = val[1]
                 elif chan == INTERRUPT and val:
                     pending_value = val[0].value
             scratchpad = Scratchpad(
@@ -500,6 +505,7 @@ class Loop:
                 resume_state=run.resume_state,
                 strict=run.strict,
                 node=name,
+                calls=calls,
             )
         task = Task(
             id=tid,
@@ -634,7 +640,9 @@ class Loop:
         """
         effects: list[Any] = []
         if task.interrupts:
-            writes = [w for w in task.writes if w[0] in (RESUME, RESUME_ASKED)]
+            # call results first: their positions stay stable across re-interrupts
+            writes = [w for w in task.writes if w[0] == CALL_RESULT]
+            writes.extend(w for w in task.writes if w[0] in (RESUME, RESUME_ASKED))
             writes.append((INTERRUPT, task.interrupts))
             task.writes = []
             self._collect(effects, task, writes)
@@ -643,7 +651,8 @@ class Loop:
         if task.error is not None:
             if not isinstance(task.error, GraphBubbleUp):
                 error = f"{type(task.error).__name__}: {task.error}"
-                self._collect(effects, task, [(ERROR, error)])
+                kept = [w for w in task.writes if w[0] in TASK_BOOKKEEPING]
+                self._collect(effects, task, [*kept, (ERROR, error)])
             return effects
         task.done = True
         writes = task.writes

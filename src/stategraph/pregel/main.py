@@ -417,6 +417,8 @@ class Pregel(StateMixin):
         if loop.interrupts:
             if isinstance(output, dict):
                 output = {**output, INTERRUPT: list(loop.interrupts)}
+            else:
+                output = {INTERRUPT: list(loop.interrupts)}
         return output
 
     # ----------------------------------------------------------------- sync API

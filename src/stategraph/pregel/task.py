@@ -67,8 +67,10 @@ class Scratchpad:
     """
 
     __slots__ = (
+        "_call_counter",
         "_counter",
         "asked",
+        "calls",
         "node",
         "pending_value",
         "resume",
@@ -89,7 +91,10 @@ class Scratchpad:
         resume_state: ResumeState | None,
         strict: bool,
         node: str,
+        calls: dict[str, Any] | None = None,
     ) -> None:
+        self.calls = calls if calls is not None else {}
+        self._call_counter = itertools.count()
         self.step = step
         self.stop = stop
         self.resume = resume
@@ -99,6 +104,10 @@ class Scratchpad:
         self.resume_state = resume_state
         self.strict = strict
         self.node = node
+
+    def next_call_id(self, task_id: str, name: str) -> str:
+        """Deterministic id of the next ``@task`` call made by this task."""
+        return f"{task_id}:{next(self._call_counter)}:{name}"
 
     def _check(self, index: int, expected: Any, actual: Any) -> None:
         if expected is _MISSING or expected == actual:
