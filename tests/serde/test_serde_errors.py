@@ -49,7 +49,7 @@ def test_nested_unserializable_names_the_culprit_and_container() -> None:
     with pytest.raises(SerializationError) as info:
         JsonPlusSerializer().dumps_typed({"ok": 1, "bad": [1, (2, print)]})
     message = str(info.value)
-    assert "value of type 'dict'" in message
+    assert "Value of type 'dict' is not serializable" in message
     assert "'builtin_function_or_method'" in message
 
 

@@ -35,6 +35,7 @@ __all__ = [
     "BaseCheckpointSaver",
     "WRITES_IDX_MAP",
     "empty_checkpoint",
+    "dump_channel_value",
     "copy_checkpoint",
     "create_checkpoint",
     "get_checkpoint_id",
@@ -114,6 +115,27 @@ class CheckpointTuple(NamedTuple):
     """Config of the checkpoint this one was created from, if any."""
     pending_writes: list[PendingWrite] | None = None
     """Writes saved against this checkpoint by tasks of the next step."""
+
+
+def dump_channel_value(serde: Any, channel: str, value: Any) -> tuple[str, bytes]:
+    """``serde.dumps_typed(value)``, with errors naming the channel and the value's type.
+
+    Savers serialize channel values and pending writes through this helper so that a
+    value that cannot be saved is reported as "the value of channel 'x' ...".
+    """
+    from stategraph.checkpoint.serde.base import SerializationError
+
+    try:
+        result: tuple[str, bytes] = serde.dumps_typed(value)
+        return result
+    except Exception as exc:
+        detail = getattr(exc, "detail", None) or str(exc)
+        tp = type(value)
+        raise SerializationError(
+            f"Cannot save the value of channel '{channel}' (a {tp.__module__}.{tp.__qualname__}): "
+            f"{detail}",
+            detail=detail,
+        ) from exc
 
 
 def empty_checkpoint() -> Checkpoint:

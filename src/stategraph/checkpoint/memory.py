@@ -26,6 +26,7 @@ from stategraph.checkpoint.base import (
     CheckpointTuple,
     PendingWrite,
     SerializerProtocol,
+    dump_channel_value,
     get_checkpoint_metadata,
 )
 from stategraph.constants import CONF
@@ -201,17 +202,22 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         return its config; ``config``'s ``checkpoint_id`` is recorded as the parent and
         its scalar user keys are added to the metadata (``get_checkpoint_metadata``)."""
         thread_id, ns, parent_id = thread_ns_id(config, "InMemorySaver.put")
-        dumps = self.serde.dumps_typed
         body = dict(checkpoint)
         values: dict[str, Any] = body.pop("channel_values")  # type: ignore[assignment]
         blobs: dict[BlobKey, Typed | None] = {
             (thread_id, ns, channel, version): (
-                dumps(values[channel]) if channel in values else None
+                dump_channel_value(self.serde, channel, values[channel])
+                if channel in values
+                else None
             )
             for channel, version in new_versions.items()
         }
         stored_metadata = get_checkpoint_metadata(config, metadata)
-        saved: SavedCheckpoint = (dumps(body), dumps(stored_metadata), parent_id)
+        saved: SavedCheckpoint = (
+            self.serde.dumps_typed(body),
+            self.serde.dumps_typed(stored_metadata),
+            parent_id,
+        )
         checkpoint_id = checkpoint["id"]
         with self._lock:
             self.blobs.update(blobs)
@@ -236,9 +242,12 @@ class InMemorySaver(BaseCheckpointSaver[str]):
                 "InMemorySaver.put_writes needs config['configurable']['checkpoint_id']: "
                 "the id of the checkpoint the writes belong to."
             )
-        dumps = self.serde.dumps_typed
         rows = [
-            (WRITES_IDX_MAP.get(channel, i), channel, dumps(value))
+            (
+                WRITES_IDX_MAP.get(channel, i),
+                channel,
+                dump_channel_value(self.serde, channel, value),
+            )
             for i, (channel, value) in enumerate(writes)
         ]
         with self._lock:

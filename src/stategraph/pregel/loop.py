@@ -199,6 +199,8 @@ class Loop:
                     self.checkpoint = _working_copy(checkpoint)
             else:
                 self.dirty = True
+                # the writes of the steps this checkpoint covers are in it now
+                self.exit_writes = []
                 if self._exit_parent is None:
                     self._exit_parent = put_config
         if "checkpoints" in run.modes or "debug" in run.modes:
@@ -270,8 +272,8 @@ class Loop:
                 yield from self._execute_step()
                 if self.status != "pending":
                     break
-        except GraphInterrupt:
-            yield from self._finish_exit()
+        except GeneratorExit:
+            # the shell abandoned the run (e.g. a saver call failed): nothing to save
             raise
         except BaseException:
             yield from self._finish_exit()
@@ -333,7 +335,7 @@ class Loop:
                     "the thread_id."
                 )
             self.resuming = True
-            if run.checkpoint_id and not run.nested:
+            if run.checkpoint_id and not run.nested and self.metadata.get("source") != "update":
                 # replay from a past checkpoint: fork it so the old branch stays intact
                 self.pending_writes = []
                 yield from self._save("fork", prev_step + 1)

@@ -22,7 +22,18 @@ if TYPE_CHECKING:
 
 __all__ = ["StateMixin"]
 
-_NOT_RESULT = frozenset({ERROR, INTERRUPT, "__resume__", "__resume_asked__", "__no_writes__"})
+_NOT_RESULT = frozenset(
+    {ERROR, INTERRUPT, "__resume__", "__resume_asked__", "__no_writes__", "__call_result__"}
+)
+_UNFINISHED = frozenset({ERROR, INTERRUPT, "__resume__", "__resume_asked__", "__call_result__"})
+
+
+def _task_result(graph: Pregel, writes: list[tuple[str, Any]]) -> dict[str, Any] | None:
+    """What a finished task wrote to the state (shown as ``PregelTask.result``)."""
+    keys = graph.stream_keys
+    keyset = {keys} if isinstance(keys, str) else set(keys)
+    out = {c: v for c, v in writes if c in keyset}
+    return out or None
 
 
 def _drive(gen: Generator[Any, Any, Any], saver: Any) -> Any:
@@ -164,16 +175,14 @@ def _snapshot_gen(
                 t_interrupts = tuple(val)
             elif chan == ERROR:
                 error = Exception(val)
-        finished = any(
-            c not in (ERROR, INTERRUPT, "__resume__", "__resume_asked__") for c, _ in writes
-        )
+        finished = any(c not in _UNFINISHED for c, _ in writes)
         result = None
-        if finished and apply_pending:
+        if finished:
             task.writes = [(c, v) for c, v in writes if c not in _NOT_RESULT]
-            done.append(task)
-            upd = graph.task_update(task)
-            result = upd if isinstance(upd, dict) else None
-            t_interrupts = ()
+            result = _task_result(graph, task.writes)
+            if apply_pending:
+                done.append(task)
+                t_interrupts = ()
         interrupts.extend(t_interrupts)
         state: Any = None
         if task.node.subgraphs:
@@ -237,7 +246,6 @@ def _get_state_gen(
 def _history_config(graph: Pregel, config: Mapping[str, Any]) -> dict[str, Any]:
     conf = dict(config.get(CONF) or {})
     conf.setdefault("checkpoint_ns", "")
-    conf.pop("checkpoint_id", None) if config.get(CONF, {}).get("checkpoint_id") is None else None
     return {**config, CONF: conf}
 
 
@@ -262,8 +270,12 @@ def _update_gen(
         view.checkpoint_config = {
             CONF: {**view._base_configurable(), "checkpoint_id": tup.checkpoint["id"]}
         }
-    step = int(view.metadata.get("step", -2))
-    for update in updates:
+    step = -1 if tup is None else int(view.metadata.get("step", -1))
+    from stategraph.pregel.algo import local_read
+
+    channels = view.channels
+    tasks: list[Task] = []
+    for i, update in enumerate(updates):
         values, as_node = update.values, update.as_node
         if as_node is None:
             as_node = _last_writer(graph, view)
@@ -274,11 +286,11 @@ def _update_gen(
             )
         node = graph.nodes[as_node]
         cp_id = view.checkpoint_id or "none"
-        tid = update.task_id or make_task_id(cp_id, view.run.ns, "update", as_node, step)
+        tid = update.task_id or make_task_id(cp_id, view.run.ns, "update", as_node, step, i)
         task = Task(
             id=tid,
             name=as_node,
-            path=("__update__", as_node),
+            path=("__update__", as_node, i),
             node=node,
             input=None,
             triggers=list(node.triggers),
@@ -286,21 +298,16 @@ def _update_gen(
             scratchpad=None,
             retry_policy=(),
         )
-        channels = view.channels
-        from stategraph.pregel.algo import local_read
-
         task.reader = lambda select, _t=task, _c=channels: local_read(_c, select, _t.writes)
         run_writers(task, values)
-        versions = view.checkpoint["channel_versions"]
-        seen = dict(view.checkpoint["versions_seen"].get(as_node) or ())
-        for trig in node.triggers:
-            if trig in versions:
-                seen[trig] = versions[trig]
-        view.checkpoint["versions_seen"][as_node] = seen
-        task.triggers = [t for t in node.triggers if t in versions] or [INTERRUPT]
-        view.updated = apply_writes(
-            view.checkpoint, view.channels, [task], view.get_next_version, graph.trigger_to_nodes
-        )
+        tasks.append(task)
+    # all updates of one superstep apply together, as the writes of one step would
+    versions = view.checkpoint["channel_versions"]
+    for task in tasks:
+        task.triggers = [t for t in task.node.triggers if t in versions] or [INTERRUPT]
+    view.updated = apply_writes(
+        view.checkpoint, view.channels, tasks, view.get_next_version, graph.trigger_to_nodes
+    )
     yield from view._save("update", step + 1)
     return view.checkpoint_config
 
@@ -360,7 +367,6 @@ class StateMixin:
         """The snapshots of the thread, newest first."""
         saver = _require_saver(_graph(self), config)
         cfg = _history_config(_graph(self), config)
-        cfg[CONF].pop("checkpoint_id", None)
         for tup in saver.list(cfg, filter=filter, before=before, limit=limit):
             yield _drive(_snapshot_gen(_graph(self), saver, tup.config, tup, False), saver)
 
@@ -375,7 +381,6 @@ class StateMixin:
         """Async twin of :meth:`get_state_history`."""
         saver = _require_saver(_graph(self), config)
         cfg = _history_config(_graph(self), config)
-        cfg[CONF].pop("checkpoint_id", None)
         async for tup in saver.alist(cfg, filter=filter, before=before, limit=limit):
             yield await _adrive(_snapshot_gen(_graph(self), saver, tup.config, tup, False), saver)
 

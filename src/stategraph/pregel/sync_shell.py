@@ -190,7 +190,8 @@ def drive_sync(loop: Loop, chunks: queue.SimpleQueue[Any] | None) -> Iterator[An
             saver.close()
         finally:
             for p in pool:
-                p.shutdown(wait=False)
+                # running siblings finish (and are recorded) before the run ends
+                p.shutdown(wait=True)
 
 
 def _drain(chunks: queue.SimpleQueue[Any]) -> Iterator[Any]:

@@ -21,6 +21,7 @@ from stategraph.checkpoint.base import (
     CheckpointMetadata,
     CheckpointTuple,
     PendingWrite,
+    dump_channel_value,
     get_checkpoint_metadata,
 )
 from stategraph.checkpoint.postgres._filters import filter_clauses, metadata_json
@@ -169,7 +170,6 @@ class PostgresCore(BaseCheckpointSaver[str]):
     ) -> dict[str, Any]:
         """Return the parameters of :data:`~._sql.PUT` (values serialized here)."""
         thread_id, ns, parent_id = thread_ns_id(config, f"{type(self).__name__}.put")
-        dumps = self.serde.dumps_typed
         body = dict(checkpoint)
         values: dict[str, Any] = body.pop("channel_values")  # type: ignore[assignment]
         channels: list[str] = []
@@ -180,15 +180,15 @@ class PostgresCore(BaseCheckpointSaver[str]):
             channels.append(channel)
             versions.append(str(version))
             if channel in values:
-                vtype, vbytes = dumps(values[channel])
+                vtype, vbytes = dump_channel_value(self.serde, channel, values[channel])
                 types.append(vtype)
                 blobs.append(vbytes)
             else:
                 types.append(_EMPTY)
                 blobs.append(None)
-        ctype, cbytes = dumps(body)
+        ctype, cbytes = self.serde.dumps_typed(body)
         stored = get_checkpoint_metadata(config, metadata)
-        mtype, mbytes = dumps(stored)
+        mtype, mbytes = self.serde.dumps_typed(stored)
         return {
             "thread_id": thread_id,
             "ns": ns,
@@ -227,11 +227,10 @@ class PostgresCore(BaseCheckpointSaver[str]):
                 f"{name} needs config['configurable']['checkpoint_id']: the id of the "
                 "checkpoint the writes belong to."
             )
-        dumps = self.serde.dumps_typed
         rows: dict[int, tuple[int, str, str, bytes]] = {}
         for i, (channel, value) in enumerate(writes):
             idx = WRITES_IDX_MAP.get(channel, i)
-            wtype, wbytes = dumps(value)
+            wtype, wbytes = dump_channel_value(self.serde, channel, value)
             ord_ = rows[idx][0] if idx in rows else i
             rows[idx] = (ord_, channel, wtype, wbytes)
         if not rows:

@@ -202,7 +202,7 @@ class JsonPlusSerializer:
             return enc.pack(obj)
         except (TypeError, ValueError, RecursionError, OverflowError) as exc:
             detail = _describe_failure(obj, enc.error, exc)
-            raise SerializationError(f"Cannot serialize a {detail}", detail=detail) from (
+            raise SerializationError(detail[:1].upper() + detail[1:], detail=detail) from (
                 enc.error or exc
             )
 

@@ -33,6 +33,7 @@ from stategraph.checkpoint.base import (
     CheckpointTuple,
     PendingWrite,
     SerializerProtocol,
+    dump_channel_value,
     get_checkpoint_metadata,
 )
 from stategraph.checkpoint.sqlite._filters import filter_clauses, metadata_json
@@ -285,19 +286,18 @@ class SqliteSaver(BaseCheckpointSaver[str]):
         keys are added to the metadata (``get_checkpoint_metadata``). Returns the
         config naming the new checkpoint."""
         thread_id, ns, parent_id = thread_ns_id(config, f"{type(self).__name__}.put")
-        dumps = self.serde.dumps_typed
         body = dict(checkpoint)
         values: dict[str, Any] = body.pop("channel_values")  # type: ignore[assignment]
         blob_rows: list[tuple[str, str, str, str, str, bytes | None]] = []
         for channel, version in new_versions.items():
             if channel in values:
-                vtype, vbytes = dumps(values[channel])
+                vtype, vbytes = dump_channel_value(self.serde, channel, values[channel])
                 blob_rows.append((thread_id, ns, channel, str(version), vtype, vbytes))
             else:
                 blob_rows.append((thread_id, ns, channel, str(version), _EMPTY, None))
-        ctype, cbytes = dumps(body)
+        ctype, cbytes = self.serde.dumps_typed(body)
         stored_metadata = get_checkpoint_metadata(config, metadata)
-        mtype, mbytes = dumps(stored_metadata)
+        mtype, mbytes = self.serde.dumps_typed(stored_metadata)
         row = (
             thread_id,
             ns,
@@ -331,9 +331,12 @@ class SqliteSaver(BaseCheckpointSaver[str]):
                 f"{name} needs config['configurable']['checkpoint_id']: the id of the "
                 "checkpoint the writes belong to."
             )
-        dumps = self.serde.dumps_typed
         prepared = [
-            (WRITES_IDX_MAP.get(channel, i), channel, *dumps(value))
+            (
+                WRITES_IDX_MAP.get(channel, i),
+                channel,
+                *dump_channel_value(self.serde, channel, value),
+            )
             for i, (channel, value) in enumerate(writes)
         ]
         if not prepared:

@@ -1,0 +1,64 @@
+"""Ready-made pieces for tool-calling agents: ToolNode, tools_condition, create_react_agent.
+
+Names are imported lazily, so ``import stategraph.prebuilt`` stays cheap.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__all__ = [
+    "AgentState",
+    "AsyncToolNode",
+    "InjectedState",
+    "InjectedStore",
+    "InjectedToolArg",
+    "InjectedToolCallId",
+    "Tool",
+    "ToolInvocationError",
+    "ToolNode",
+    "create_react_agent",
+    "tool",
+    "tools_condition",
+]
+
+_LAZY = {
+    "AgentState": "stategraph.prebuilt.chat_agent_executor",
+    "create_react_agent": "stategraph.prebuilt.chat_agent_executor",
+    "AsyncToolNode": "stategraph.prebuilt.tool_node",
+    "ToolNode": "stategraph.prebuilt.tool_node",
+    "tools_condition": "stategraph.prebuilt.tool_node",
+    "InjectedState": "stategraph.prebuilt._injection",
+    "InjectedStore": "stategraph.prebuilt._injection",
+    "InjectedToolArg": "stategraph.prebuilt._injection",
+    "InjectedToolCallId": "stategraph.prebuilt._injection",
+    "Tool": "stategraph.prebuilt.tools",
+    "ToolInvocationError": "stategraph.prebuilt.tools",
+    "tool": "stategraph.prebuilt.tools",
+}
+
+if TYPE_CHECKING:
+    from stategraph.prebuilt._injection import (
+        InjectedState,
+        InjectedStore,
+        InjectedToolArg,
+        InjectedToolCallId,
+    )
+    from stategraph.prebuilt.chat_agent_executor import AgentState, create_react_agent
+    from stategraph.prebuilt.tool_node import AsyncToolNode, ToolNode, tools_condition
+    from stategraph.prebuilt.tools import Tool, ToolInvocationError, tool
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'stategraph.prebuilt' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

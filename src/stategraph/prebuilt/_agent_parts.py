@@ -1,0 +1,191 @@
+"""Model and prompt adapters used by :func:`~stategraph.prebuilt.create_react_agent`."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping
+from typing import Any
+
+from stategraph.messages import AIMessage, BaseMessage, SystemMessage, convert_to_messages
+
+__all__ = ["ModelCaller", "PromptRunner", "coerce_ai_message", "state_messages"]
+
+
+def _is_async_callable(func: Any) -> bool:
+    if inspect.iscoroutinefunction(func):
+        return True
+    call = getattr(func, "__call__", None)  # noqa: B004
+    return not inspect.isfunction(func) and inspect.iscoroutinefunction(call)
+
+
+def _required_positional(func: Any) -> int:
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return 1
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return sum(1 for p in params if p.kind in kinds and p.default is inspect.Parameter.empty)
+
+
+def state_messages(state: Any, key: str = "messages") -> list[Any]:
+    """The message list of ``state`` (a dict or a state object)."""
+    if isinstance(state, Mapping):
+        return list(state.get(key) or [])
+    return list(getattr(state, key, None) or [])
+
+
+def coerce_ai_message(value: Any, source: str) -> Any:
+    """The model's answer as a message: AI messages as they are, strings/dicts converted."""
+    if isinstance(value, BaseMessage) or (
+        hasattr(value, "type") and hasattr(value, "content") and hasattr(value, "id")
+    ):
+        return value
+    if isinstance(value, str):
+        return AIMessage(value)
+    if isinstance(value, Mapping):
+        data = dict(value)
+        if "role" not in data and "type" not in data:
+            data["role"] = "assistant"
+        return convert_to_messages([data])[0]
+    raise TypeError(
+        f"The model ({source}) returned {type(value).__name__} {value!r:.200}; it must return "
+        "an AIMessage (or a str / message dict)."
+    )
+
+
+class ModelCaller:
+    """Calls the agent's model, whatever shape it has.
+
+    * an object with ``invoke(messages)`` (and/or ``ainvoke``); ``bind_tools(tools)``
+      is called once at build time when present and there are tools;
+    * a dynamic model: a callable ``(state, runtime) -> model`` (two required positional
+      parameters), called on every step; the model it returns is used as is;
+    * a callable ``(messages) -> AIMessage`` (sync or async).
+    """
+
+    __slots__ = ("is_async", "kind", "model", "raw")
+
+    def __init__(self, model: Any, tools: list[Any]) -> None:
+        if isinstance(model, str):
+            raise TypeError(
+                f"create_react_agent got the model name {model!r}; stategraph does not load "
+                "models by name. Pass a model object with invoke(messages), or a callable "
+                "(messages) -> AIMessage."
+            )
+        self.raw = model
+        if hasattr(model, "invoke") or hasattr(model, "ainvoke"):
+            bind = getattr(model, "bind_tools", None)
+            if tools and callable(bind):
+                model = bind(tools)
+            self.kind = "runnable"
+            self.is_async = not hasattr(model, "invoke")
+        elif callable(model):
+            self.is_async = _is_async_callable(model)
+            self.kind = "dynamic" if _required_positional(model) >= 2 else "callable"
+        else:
+            raise TypeError(
+                f"create_react_agent cannot use {model!r} as a model: pass an object with "
+                "invoke(messages) / ainvoke(messages), or a callable (messages) -> AIMessage."
+            )
+        self.model = model
+
+    def _source(self) -> str:
+        return getattr(self.raw, "__name__", None) or type(self.raw).__name__
+
+    def invoke(self, messages: list[Any], state: Any, runtime: Any) -> Any:
+        """Call the model synchronously and return its AI message."""
+        model = self.model
+        if self.kind == "dynamic":
+            model = model(state, runtime)
+            if inspect.isawaitable(model):
+                raise TypeError(
+                    "The dynamic model function returned an awaitable; make it synchronous "
+                    "or run the agent with ainvoke()/astream()."
+                )
+        if self.kind == "callable":
+            return coerce_ai_message(model(messages), self._source())
+        return coerce_ai_message(model.invoke(messages), self._source())
+
+    async def ainvoke(self, messages: list[Any], state: Any, runtime: Any) -> Any:
+        """Call the model asynchronously and return its AI message."""
+        model = self.model
+        if self.kind == "dynamic":
+            model = model(state, runtime)
+            if inspect.isawaitable(model):
+                model = await model
+        if self.kind == "callable":
+            result = model(messages)
+            if inspect.isawaitable(result):
+                result = await result
+            return coerce_ai_message(result, self._source())
+        ainvoke = getattr(model, "ainvoke", None)
+        if ainvoke is not None:
+            return coerce_ai_message(await ainvoke(messages), self._source())
+        import asyncio
+
+        result = await asyncio.to_thread(model.invoke, messages)
+        return coerce_ai_message(result, self._source())
+
+
+class PromptRunner:
+    """Builds the model input from the state according to ``prompt``.
+
+    ``None``: the state's messages; a ``str`` or ``SystemMessage``: that system message
+    first; a callable ``(state) -> messages`` (sync or async) or an object with
+    ``invoke(state)``: whatever it returns.
+    """
+
+    __slots__ = ("is_async", "kind", "prompt", "system")
+
+    def __init__(self, prompt: Any, messages_key: str = "messages") -> None:
+        self.prompt = prompt
+        self.system: Any = None
+        self.is_async = False
+        if prompt is None:
+            self.kind = "none"
+        elif isinstance(prompt, str):
+            self.kind = "system"
+            self.system = SystemMessage(prompt)
+        elif getattr(prompt, "type", None) == "system" and hasattr(prompt, "content"):
+            self.kind = "system"
+            self.system = prompt
+        elif hasattr(prompt, "invoke") or hasattr(prompt, "ainvoke"):
+            self.kind = "runnable"
+            self.is_async = not hasattr(prompt, "invoke")
+        elif callable(prompt):
+            self.kind = "callable"
+            self.is_async = _is_async_callable(prompt)
+        else:
+            raise TypeError(
+                f"create_react_agent got prompt={prompt!r}; use a str, a SystemMessage, a "
+                "callable (state) -> list of messages, or an object with invoke(state)."
+            )
+
+    def messages(self, state: Any) -> list[Any]:
+        """The model input for ``state`` (sync prompts only)."""
+        if self.kind == "none":
+            return state_messages(state)
+        if self.kind == "system":
+            return [self.system, *state_messages(state)]
+        result = self.prompt.invoke(state) if self.kind == "runnable" else self.prompt(state)
+        return _as_message_list(result)
+
+    async def amessages(self, state: Any) -> list[Any]:
+        """The model input for ``state``, awaiting async prompts."""
+        if self.kind in ("none", "system"):
+            return self.messages(state)
+        if self.kind == "runnable":
+            ainvoke = getattr(self.prompt, "ainvoke", None)
+            result = await ainvoke(state) if ainvoke is not None else self.prompt.invoke(state)
+        else:
+            result = self.prompt(state)
+            if inspect.isawaitable(result):
+                result = await result
+        return _as_message_list(result)
+
+
+def _as_message_list(result: Any) -> list[Any]:
+    messages = getattr(result, "to_messages", None)
+    if callable(messages):  # a prompt value (e.g. a rendered chat prompt template)
+        result = messages()
+    return convert_to_messages(result)

@@ -1,0 +1,187 @@
+"""Markers for tool parameters that the :class:`~stategraph.prebuilt.ToolNode` fills in.
+
+A tool parameter annotated ``Annotated[T, InjectedState]``, ``Annotated[T,
+InjectedState("key")]``, ``Annotated[T, InjectedStore()]`` or ``Annotated[str,
+InjectedToolCallId]`` is hidden from the argument schema the model sees and filled by
+the tool node from the graph state, the graph's store or the tool call's id.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any
+
+__all__ = [
+    "InjectedToolArg",
+    "InjectedState",
+    "InjectedStore",
+    "InjectedToolCallId",
+    "Injection",
+    "find_injections",
+    "injection_of",
+]
+
+
+class InjectedToolArg:
+    """Base marker: the parameter is hidden from the model-facing schema.
+
+    Used alone (``Annotated[T, InjectedToolArg]``), the tool node does not fill the
+    parameter; the function's default applies unless the caller passes it.
+    """
+
+
+class InjectedState(InjectedToolArg):
+    """Inject the graph state (``Annotated[dict, InjectedState]``) or one key of it
+    (``Annotated[str, InjectedState("key")]``) into a tool parameter.
+    """
+
+    def __init__(self, field: str | None = None) -> None:
+        self.field = field
+
+    def __repr__(self) -> str:
+        return f"InjectedState({self.field!r})" if self.field else "InjectedState()"
+
+
+class InjectedStore(InjectedToolArg):
+    """Inject the graph's long-term memory store (``Annotated[BaseStore, InjectedStore()]``).
+
+    The graph must be compiled with ``store=...``; otherwise the tool call fails with an
+    error naming the tool.
+    """
+
+    def __repr__(self) -> str:
+        return "InjectedStore()"
+
+
+class InjectedToolCallId(InjectedToolArg):
+    """Inject the id of the tool call being run (``Annotated[str, InjectedToolCallId]``).
+
+    Tools returning a ``Command`` use it to build the matching ``ToolMessage``.
+    """
+
+
+class Injection:
+    """What to inject into one parameter: ``kind`` is "state", "store", "call_id" or "none"."""
+
+    __slots__ = ("field", "kind")
+
+    def __init__(self, kind: str, field: str | None = None) -> None:
+        self.kind = kind
+        self.field = field
+
+    def __repr__(self) -> str:
+        return f"Injection({self.kind!r}, {self.field!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Injection) and other.kind == self.kind and other.field == self.field
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.field))
+
+
+def _marker_injection(marker: Any) -> Injection | None:
+    if isinstance(marker, type) and issubclass(marker, InjectedToolArg):
+        marker_cls: type = marker
+        field = None
+    elif isinstance(marker, InjectedToolArg):
+        marker_cls = type(marker)
+        field = getattr(marker, "field", None)
+    else:
+        return None
+    if issubclass(marker_cls, InjectedState):
+        return Injection("state", field)
+    if issubclass(marker_cls, InjectedStore):
+        return Injection("store")
+    if issubclass(marker_cls, InjectedToolCallId):
+        return Injection("call_id")
+    return Injection("none")
+
+
+def injection_of(hint: Any) -> Injection | None:
+    """The injection an annotation asks for, or ``None`` for a model-facing parameter.
+
+    Looks through ``Optional``/``Union`` members for an ``Annotated`` carrying a marker.
+    """
+    origin = typing.get_origin(hint)
+    if origin is typing.Annotated:
+        for marker in reversed(typing.get_args(hint)[1:]):
+            found = _marker_injection(marker)
+            if found is not None:
+                return found
+        return injection_of(typing.get_args(hint)[0])
+    if origin is typing.Union or type(hint).__name__ == "UnionType":
+        for arg in typing.get_args(hint):
+            found = injection_of(arg)
+            if found is not None:
+                return found
+    return None
+
+
+def resolved_hints(func: Callable[..., Any]) -> dict[str, Any]:
+    """``func``'s parameter annotations with ``Annotated`` extras, strings resolved when possible."""
+    target = inspect.unwrap(func)
+    try:
+        module = sys.modules.get(getattr(target, "__module__", "") or "")
+        globalns = vars(module) if module is not None else None
+        return typing.get_type_hints(target, globalns=globalns, include_extras=True)
+    except Exception:
+        return dict(getattr(target, "__annotations__", {}) or {})
+
+
+def find_injections(func: Callable[..., Any]) -> dict[str, Injection]:
+    """Map each injected parameter of ``func`` to what fills it."""
+    hints = resolved_hints(func)
+    out: dict[str, Injection] = {}
+    for name, hint in hints.items():
+        if name == "return":
+            continue
+        found = injection_of(hint)
+        if found is not None:
+            out[name] = found
+    return out
+
+
+def injected_values(
+    injections: Mapping[str, Injection],
+    *,
+    state: Any,
+    call_id: str | None,
+    store: Any,
+    tool_name: str,
+) -> dict[str, Any]:
+    """The values to pass for ``injections`` given the state, call id and store."""
+    values: dict[str, Any] = {}
+    for param, spec in injections.items():
+        if spec.kind == "state":
+            values[param] = state if spec.field is None else _state_field(state, spec.field)
+        elif spec.kind == "call_id":
+            values[param] = call_id
+        elif spec.kind == "store":
+            if store is None:
+                raise ValueError(
+                    f"Tool '{tool_name}' asks for the store in parameter '{param}' "
+                    "(InjectedStore), but the graph has none. Compile the graph with "
+                    "store=..., e.g. builder.compile(store=InMemoryStore())."
+                )
+            values[param] = store
+    return values
+
+
+def _state_field(state: Any, field: str) -> Any:
+    if isinstance(state, Mapping):
+        if field in state:
+            return state[field]
+        raise KeyError(
+            f"InjectedState({field!r}): the graph state has no key '{field}'. "
+            f"Keys present: {', '.join(map(str, state)) or '(none)'}."
+        )
+    if hasattr(state, field):
+        return getattr(state, field)
+    raise KeyError(
+        f"InjectedState({field!r}): the graph state {type(state).__name__} has no field '{field}'."
+    )

@@ -1,0 +1,106 @@
+"""One calling convention for the three kinds of tools (function, ``Tool``, duck-typed)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from stategraph.prebuilt._injection import Injection, find_injections
+from stategraph.prebuilt.tools import Tool, ToolInvocationError, is_async_only
+
+__all__ = ["ToolRunner", "as_runner"]
+
+
+class ToolRunner:
+    """Calls one tool with model arguments plus injected values, sync or async.
+
+    ``obj`` is what the user gave (a :class:`Tool` for plain functions). Objects that
+    expose a pydantic ``tool_call_schema`` (langchain-core tools) have the model's
+    arguments validated before the call and receive the full tool call dict, so their
+    own features (``ToolMessage`` building, injected call ids) keep working.
+    """
+
+    __slots__ = (
+        "async_only",
+        "injections",
+        "name",
+        "obj",
+        "response_format",
+        "return_direct",
+        "takes_tool_call",
+    )
+
+    def __init__(self, obj: Any) -> None:
+        self.obj = obj
+        self.name: str = obj.name
+        self.async_only = is_async_only(obj)
+        self.return_direct = bool(getattr(obj, "return_direct", False))
+        self.response_format = getattr(obj, "response_format", "content")
+        if isinstance(obj, Tool):
+            self.injections: dict[str, Injection] = obj.injected
+            self.takes_tool_call = False
+        else:
+            self.injections = _duck_injections(obj)
+            schema = getattr(obj, "tool_call_schema", None)
+            self.takes_tool_call = hasattr(schema, "model_validate")
+
+    def __repr__(self) -> str:
+        return f"ToolRunner({self.name!r})"
+
+    def _prepare(self, args: dict[str, Any], call: Mapping[str, Any]) -> Any:
+        if not self.takes_tool_call:
+            return args
+        from pydantic import ValidationError
+
+        schema = self.obj.tool_call_schema
+        try:
+            schema.model_validate(args)
+        except ValidationError as exc:
+            model_args = {k: v for k, v in args.items() if k not in self.injections}
+            raise ToolInvocationError(self.name, model_args, exc) from exc
+        return {"name": self.name, "args": args, "id": call.get("id"), "type": "tool_call"}
+
+    def call(self, args: dict[str, Any], call: Mapping[str, Any]) -> Any:
+        """Run the tool synchronously."""
+        if self.async_only:
+            raise TypeError(
+                f"Tool '{self.name}' is async-only and cannot run in a synchronous tool node. "
+                "Run the graph with ainvoke()/astream(), or use AsyncToolNode."
+            )
+        return self.obj.invoke(self._prepare(args, call))
+
+    async def acall(self, args: dict[str, Any], call: Mapping[str, Any]) -> Any:
+        """Run the tool on the event loop (sync-only tools run in a worker thread)."""
+        payload = self._prepare(args, call)
+        if isinstance(self.obj, Tool):
+            return await self.obj.ainvoke(payload)
+        ainvoke = getattr(self.obj, "ainvoke", None)
+        if ainvoke is not None:
+            return await ainvoke(payload)
+        import asyncio
+
+        return await asyncio.to_thread(self.obj.invoke, payload)
+
+
+def _duck_injections(obj: Any) -> dict[str, Injection]:
+    found: dict[str, Injection] = {}
+    for attr in ("func", "coroutine"):
+        fn = getattr(obj, attr, None)
+        if callable(fn):
+            found.update(find_injections(fn))
+    return found
+
+
+def as_runner(obj: Any) -> ToolRunner:
+    """Wrap a function, :class:`Tool` or duck-typed tool object in a :class:`ToolRunner`."""
+    if isinstance(obj, Tool):
+        return ToolRunner(obj)
+    has_protocol = hasattr(obj, "invoke") or hasattr(obj, "ainvoke")
+    if has_protocol and isinstance(getattr(obj, "name", None), str):
+        return ToolRunner(obj)
+    if callable(obj):
+        return ToolRunner(Tool.from_function(obj))
+    raise TypeError(
+        f"Cannot use {obj!r} as a tool: pass a function, a stategraph.prebuilt.Tool, or an "
+        "object with a str 'name' and an invoke(args) or ainvoke(args) method."
+    )
