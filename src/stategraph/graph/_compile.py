@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from stategraph._fields import is_pydantic_class
+from stategraph._notes import add_note
 from stategraph.channels.ephemeral_value import EphemeralValue
 from stategraph.channels.last_value import LastValueAfterFinish
 from stategraph.channels.named_barrier_value import (
@@ -126,8 +127,7 @@ class _InputWriter:
                 try:
                     model = self.schema.model_validate(value)
                 except Exception as exc:
-                    if hasattr(exc, "add_note"):
-                        exc.add_note(f"While validating the graph input as {self.schema.__name__}.")
+                    add_note(exc, f"While validating the graph input as {self.schema.__name__}.")
                     raise
             return {
                 k: getattr(model, k)

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from stategraph._fields import is_pydantic_class
+from stategraph._notes import add_note
 from stategraph.channels.base import BaseChannel
 from stategraph.channels.binop import BinaryOperatorAggregate
 from stategraph.channels.last_value import LastValue
@@ -162,8 +163,7 @@ def make_mapper(schema: Any, node: str) -> Callable[[dict[str, Any]], Any] | Non
         try:
             return schema.model_validate({k: v for k, v in values.items() if k in fields})
         except Exception as exc:
-            if hasattr(exc, "add_note"):
-                exc.add_note(f"While validating the input of node '{node}' as {schema.__name__}.")
+            add_note(exc, f"While validating the input of node '{node}' as {schema.__name__}.")
             raise
 
     return to_model

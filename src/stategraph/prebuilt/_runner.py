@@ -28,6 +28,7 @@ class ToolRunner:
         "response_format",
         "return_direct",
         "takes_tool_call",
+        "validator",
     )
 
     def __init__(self, obj: Any) -> None:
@@ -38,26 +39,37 @@ class ToolRunner:
         self.response_format = getattr(obj, "response_format", "content")
         if isinstance(obj, Tool):
             self.injections: dict[str, Injection] = obj.injected
+            self.validator: Any = None
             self.takes_tool_call = False
         else:
             self.injections = _duck_injections(obj)
             schema = getattr(obj, "tool_call_schema", None)
-            self.takes_tool_call = hasattr(schema, "model_validate")
+            self.validator = schema if hasattr(schema, "model_validate") else None
+            self.takes_tool_call = self._has_own_injections(obj)
 
     def __repr__(self) -> str:
         return f"ToolRunner({self.name!r})"
 
+    def _has_own_injections(self, obj: Any) -> bool:
+        """True if the object injects arguments itself (hidden from its model schema)."""
+        full = getattr(getattr(obj, "args_schema", None), "model_fields", None)
+        shown = getattr(self.validator, "model_fields", None)
+        if not isinstance(full, Mapping) or not isinstance(shown, Mapping):
+            return False
+        return bool(set(full) - set(shown) - set(self.injections))
+
     def _prepare(self, args: dict[str, Any], call: Mapping[str, Any]) -> Any:
-        if not self.takes_tool_call:
+        if self.validator is None:
             return args
         from pydantic import ValidationError
 
-        schema = self.obj.tool_call_schema
         try:
-            schema.model_validate(args)
+            self.validator.model_validate(args)
         except ValidationError as exc:
             model_args = {k: v for k, v in args.items() if k not in self.injections}
             raise ToolInvocationError(self.name, model_args, exc) from exc
+        if not self.takes_tool_call:
+            return args
         return {"name": self.name, "args": args, "id": call.get("id"), "type": "tool_call"}
 
     def call(self, args: dict[str, Any], call: Mapping[str, Any]) -> Any:

@@ -32,7 +32,9 @@ ErrorHandler = Union[
 """What ``ToolNode(handle_tool_errors=...)`` accepts."""
 
 TOOL_CALL_ERROR_TEMPLATE = "Error: {error}\n Please fix your mistakes."
-INVALID_TOOL_NAME_ERROR_TEMPLATE = "Error: {requested_tool} is not a valid tool, try one of [{available_tools}]."
+INVALID_TOOL_NAME_ERROR_TEMPLATE = (
+    "Error: {requested_tool} is not a valid tool, try one of [{available_tools}]."
+)
 
 
 def default_handle_tool_errors(e: ToolInvocationError) -> str:
@@ -59,9 +61,7 @@ def _handler_types(handler: Callable[..., Any]) -> tuple[type[BaseException], ..
     members = typing.get_args(hint) if typing.get_origin(hint) is Union else (hint,)
     if type(hint).__name__ == "UnionType":
         members = typing.get_args(hint)
-    types = tuple(
-        m for m in members if isinstance(m, type) and issubclass(m, BaseException)
-    )
+    types = tuple(m for m in members if isinstance(m, type) and issubclass(m, BaseException))
     return types or (Exception,)
 
 
@@ -94,9 +94,7 @@ def invalid_tool_message(call: Mapping[str, Any], names: list[str]) -> ToolMessa
     content = INVALID_TOOL_NAME_ERROR_TEMPLATE.format(
         requested_tool=call.get("name"), available_tools=", ".join(names)
     )
-    return ToolMessage(
-        content, name=call.get("name"), tool_call_id=_call_id(call), status="error"
-    )
+    return ToolMessage(content, name=call.get("name"), tool_call_id=_call_id(call), status="error")
 
 
 def _call_id(call: Mapping[str, Any]) -> str:
@@ -144,7 +142,11 @@ def _named(message: Any, name: str) -> Any:
 
 
 def result_to_output(
-    result: Any, call: Mapping[str, Any], tool_name: str, artifact_mode: bool, list_input: bool,
+    result: Any,
+    call: Mapping[str, Any],
+    tool_name: str,
+    artifact_mode: bool,
+    list_input: bool,
     messages_key: str,
 ) -> Any:
     """Turn one tool's return value into a ``ToolMessage`` or a checked ``Command``."""
@@ -176,7 +178,9 @@ def _check_command(
     update = command.update
     if command.graph == Command.PARENT:
         if isinstance(update, Mapping) and isinstance(update.get(messages_key), list):
-            named = [_named(m, tool_name) if _is_tool_message(m) else m for m in update[messages_key]]
+            named = [
+                _named(m, tool_name) if _is_tool_message(m) else m for m in update[messages_key]
+            ]
             return dataclasses.replace(command, update={**update, messages_key: named})
         return command
     if list_input:

@@ -159,6 +159,7 @@ class ToolNode:
     def _parse(self, input: Any) -> _Parsed:
         if isinstance(input, Mapping) and input.get("__type") == TOOL_CALL_WITH_CONTEXT:
             return _Parsed([input["tool_call"]], input.get("state"), False)
+        messages: Any
         if isinstance(input, list):
             messages = convert_to_messages(input)
             state: Any = {self.messages_key: messages}
@@ -346,7 +347,7 @@ class AsyncToolNode(ToolNode):
     run with ``ainvoke``/``astream``.
     """
 
-    async def __call__(self, input: Any) -> Any:  # type: ignore[override]
+    async def __call__(self, input: Any) -> Any:
         """Run the tool calls asynchronously (this is what the graph awaits)."""
         return await self.ainvoke(input)
 
@@ -378,4 +379,4 @@ def tools_condition(
         )
     if getattr(messages[-1], "tool_calls", None):
         return "tools"
-    return END  # type: ignore[return-value]
+    return END

@@ -99,9 +99,9 @@ class Tool:
             )
         self._injections = find_injections(self.func)
         try:
-            params = inspect.signature(self.func).parameters.values()
+            params = list(inspect.signature(self.func).parameters.values())
         except (TypeError, ValueError):
-            params = iter(())
+            params = []
         self._accepts_extra = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
 
     @classmethod
@@ -201,7 +201,10 @@ class Tool:
             parsed = model.model_validate(model_args)
         except ValidationError as exc:
             raise ToolInvocationError(self.name, model_args, exc) from exc
-        values = {k: getattr(parsed, k) for k in parsed.model_fields_set if hasattr(parsed, k)}
+        # a derived schema mirrors the function's defaults: pass only what was given;
+        # an explicit schema's defaults are the schema's, so pass every field
+        names = parsed.model_fields_set if self.args_schema is None else type(parsed).model_fields
+        values = {k: getattr(parsed, k) for k in names if hasattr(parsed, k)}
         if self._accepts_extra and parsed.model_extra:
             values.update(parsed.model_extra)
         values.update(injected)
@@ -267,6 +270,8 @@ def is_async_only(obj: Any) -> bool:
         return obj.is_async
     if callable(obj) and not hasattr(obj, "invoke") and not hasattr(obj, "ainvoke"):
         return _is_coroutine_callable(obj)
+    if getattr(obj, "coroutine", None) is not None and getattr(obj, "func", False) is None:
+        return True  # e.g. a langchain-core tool built from an async function only
     return not hasattr(obj, "invoke") and hasattr(obj, "ainvoke")
 
 

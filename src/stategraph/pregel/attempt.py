@@ -6,11 +6,11 @@ everything before and after the call is here, once.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from stategraph._context import CURRENT_TASK, TaskContext
+from stategraph._notes import add_note
 from stategraph.constants import CONF, TASK_BOOKKEEPING
 from stategraph.errors import GraphInterrupt, ParentCommand
 from stategraph.types import Command
@@ -26,8 +26,6 @@ __all__ = [
     "reset_for_retry",
     "handle_parent_command",
 ]
-
-_SUPPORTS_NOTES = sys.version_info >= (3, 11)
 
 
 def make_context(task: Task, run: RunContext, step: int) -> TaskContext:
@@ -138,9 +136,7 @@ def record_failure(task: Task, exc: BaseException) -> None:
         return
     if not isinstance(exc, (GraphInterrupt, ParentCommand)):
         note = f"During task with name '{task.name}' and id '{task.id}'"
-        add_note = getattr(exc, "add_note", None)
-        if _SUPPORTS_NOTES and add_note is not None and note not in getattr(exc, "__notes__", ()):
-            add_note(note)
+        add_note(exc, note)
     task.error = exc
 
 

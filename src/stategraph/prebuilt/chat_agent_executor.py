@@ -1,0 +1,317 @@
+"""``create_react_agent``: a tool-calling agent loop (model -> tools -> model ...) as a graph."""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from typing import Annotated, Any, Literal
+
+from typing_extensions import NotRequired, TypedDict
+
+from stategraph.constants import END, START
+from stategraph.errors import ErrorCode, create_error_message
+from stategraph.graph.message import add_messages
+from stategraph.managed import RemainingSteps
+from stategraph.messages import AIMessage, AnyMessage, SystemMessage
+from stategraph.prebuilt._agent_parts import ModelCaller, PromptRunner, state_messages
+from stategraph.prebuilt.tool_node import TOOL_CALL_WITH_CONTEXT, ToolNode
+from stategraph.types import Send
+
+if typing.TYPE_CHECKING:
+    from stategraph.graph.state import CompiledStateGraph
+
+__all__ = [
+    "AgentState",
+    "AgentStateWithStructuredResponse",
+    "create_react_agent",
+    "NEED_MORE_STEPS",
+]
+
+NEED_MORE_STEPS = "Sorry, need more steps to process this request."
+"""Content of the AI message the agent answers with when the step budget runs out."""
+
+
+class AgentState(TypedDict):
+    """The default state of :func:`create_react_agent`: the messages and the step budget."""
+
+    messages: Annotated[Sequence[AnyMessage], add_messages]
+    remaining_steps: NotRequired[RemainingSteps]
+
+
+class AgentStateWithStructuredResponse(AgentState):
+    """:class:`AgentState` plus the ``structured_response`` built when ``response_format`` is set."""
+
+    structured_response: NotRequired[Any]
+
+
+class _ToolCallInput(TypedDict):
+    """Input schema of the v2 tools node: it only ever receives ``Send`` payloads."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+
+
+def _schema_keys(schema: Any) -> set[str]:
+    fields = getattr(schema, "model_fields", None)
+    if isinstance(fields, Mapping):
+        return set(fields)
+    import dataclasses
+
+    if dataclasses.is_dataclass(schema):
+        return {f.name for f in dataclasses.fields(schema)}
+    try:
+        return set(typing.get_type_hints(schema))
+    except Exception:
+        return set(getattr(schema, "__annotations__", {}) or {})
+
+
+def _get(state: Any, key: str, default: Any = None) -> Any:
+    if isinstance(state, Mapping):
+        return state.get(key, default)
+    return getattr(state, key, default)
+
+
+def _validate_chat_history(messages: Sequence[Any]) -> None:
+    """Raise when an AI tool call in the history has no answering ToolMessage."""
+    answered = {str(m.tool_call_id) for m in messages if getattr(m, "type", None) == "tool"}
+    missing = [
+        call
+        for m in messages
+        if getattr(m, "type", None) == "ai"
+        for call in (getattr(m, "tool_calls", None) or [])
+        if str(call.get("id")) not in answered
+    ]
+    if missing:
+        raise ValueError(
+            create_error_message(
+                message=(
+                    "Found AIMessages with tool_calls that do not have a corresponding "
+                    f"ToolMessage. Here are the first few of those tool calls: {missing[:3]}.\n\n"
+                    "Every tool call (the model requesting a tool) in the message history "
+                    "must be answered by a ToolMessage with the same tool_call_id before the "
+                    "model is called again. Add the missing ToolMessages (or remove the "
+                    "dangling AIMessage) with graph.update_state()."
+                ),
+                error_code=ErrorCode.INVALID_CHAT_HISTORY,
+            )
+        )
+
+
+def create_react_agent(
+    model: Any,
+    tools: Sequence[Any] | ToolNode,
+    *,
+    prompt: Any = None,
+    response_format: Any = None,
+    state_schema: Any = None,
+    context_schema: Any = None,
+    checkpointer: Any = None,
+    store: Any = None,
+    interrupt_before: list[str] | None = None,
+    interrupt_after: list[str] | None = None,
+    debug: bool = False,
+    version: Literal["v1", "v2"] = "v2",
+    name: str | None = None,
+) -> CompiledStateGraph:
+    """Build and compile an agent that calls ``model`` and runs its tool calls in a loop.
+
+    The graph is ``START -> agent -> (tools_condition) -> tools -> agent ... -> END``:
+    the ``agent`` node calls the model on the messages (with ``prompt`` applied); when
+    the answer has tool calls the ``tools`` node runs them, otherwise the run ends.
+
+    ``model``: an object with ``invoke(messages) -> AIMessage`` (and optionally
+    ``ainvoke``; ``bind_tools(tools)`` is called once when present), a callable
+    ``(messages) -> AIMessage`` (sync or async), or a dynamic model ``(state, runtime)
+    -> model`` called on each step (its result is used as is, tools already bound).
+
+    ``tools``: functions, :class:`~stategraph.prebuilt.Tool` s, duck-typed tools, or a
+    ready :class:`~stategraph.prebuilt.ToolNode`. Dicts (provider built-in tools) are
+    only passed to ``bind_tools``. A tool with ``return_direct=True`` ends the run
+    right after it.
+
+    ``prompt``: a ``str`` or ``SystemMessage`` (put first), a callable ``(state) ->
+    messages`` or an object with ``invoke(state)``.
+
+    ``response_format``: a schema (or ``(system prompt, schema)``); after the loop a
+    ``generate_structured_response`` node calls ``model.with_structured_output(schema)``
+    and stores the result under ``structured_response``.
+
+    ``state_schema`` must have ``messages`` and ``remaining_steps`` keys (default
+    :class:`AgentState`). ``version="v1"`` runs all tool calls of a turn in one tools
+    task; ``"v2"`` (default) sends each call to its own task with ``Send``.
+
+    When the step budget (``recursion_limit``) is about to run out while the model
+    still asks for tools, the agent answers "Sorry, need more steps to process this
+    request." instead of failing with ``GraphRecursionError``.
+
+    Returns the compiled graph (named ``name``; its AI messages carry ``name`` too).
+    """
+    from stategraph.graph.state import StateGraph
+
+    if version not in ("v1", "v2"):
+        raise ValueError(f"Invalid version {version!r}. Supported versions are 'v1' and 'v2'.")
+    if isinstance(tools, ToolNode):
+        tool_node = tools
+        bind_list: list[Any] = list(tool_node.tools_by_name.values())
+    else:
+        tool_list = list(tools)
+        tool_node = ToolNode([t for t in tool_list if not isinstance(t, dict)])
+        bind_list = tool_list
+    tools_enabled = bool(tool_node.tools_by_name)
+    return_direct = tool_node.return_direct_names
+
+    if state_schema is None:
+        state_schema = AgentStateWithStructuredResponse if response_format else AgentState
+    else:
+        required = {"messages", "remaining_steps"}
+        if response_format is not None:
+            required.add("structured_response")
+        missing = required - _schema_keys(state_schema)
+        if missing:
+            raise ValueError(
+                f"Missing required key(s) {sorted(missing)} in state_schema "
+                f"{getattr(state_schema, '__name__', state_schema)}; extend AgentState "
+                "(from stategraph.prebuilt.chat_agent_executor) to add your own keys."
+            )
+
+    caller = ModelCaller(model, bind_list)
+    prompter = PromptRunner(prompt)
+
+    def finish(state: Any, response: Any) -> dict[str, Any]:
+        if name is not None and getattr(response, "name", None) != name:
+            response = _renamed(response, name)
+        if _needs_more_steps(state, response, return_direct):
+            response = AIMessage(NEED_MORE_STEPS, id=getattr(response, "id", None))
+        return {"messages": [response]}
+
+    def agent(state: Any) -> dict[str, Any]:
+        _validate_chat_history(state_messages(state))
+        runtime = _runtime() if caller.kind == "dynamic" else None
+        return finish(state, caller.invoke(prompter.messages(state), state, runtime))
+
+    async def aagent(state: Any) -> dict[str, Any]:
+        _validate_chat_history(state_messages(state))
+        runtime = _runtime() if caller.kind == "dynamic" else None
+        messages = await prompter.amessages(state)
+        return finish(state, await caller.ainvoke(messages, state, runtime))
+
+    builder: StateGraph[Any, Any, Any, Any] = StateGraph(
+        state_schema, context_schema=context_schema
+    )
+    builder.add_node("agent", aagent if caller.is_async or prompter.is_async else agent)
+    builder.add_edge(START, "agent")
+    after_agent = END
+    if response_format is not None:
+        after_agent = "generate_structured_response"
+        builder.add_node(after_agent, _structured_node(model, response_format))
+        builder.add_edge(after_agent, END)
+    if not tools_enabled:
+        builder.add_edge("agent", after_agent)
+    else:
+        builder.add_conditional_edges(
+            "agent", _router(version, after_agent), path_map=["tools", after_agent]
+        )
+        if version == "v2":
+            builder.add_node("tools", tool_node, input_schema=_ToolCallInput)
+        else:
+            builder.add_node("tools", tool_node)
+        if return_direct:
+            builder.add_conditional_edges(
+                "tools", _return_direct_router(return_direct), path_map=["agent", END]
+            )
+        else:
+            builder.add_edge("tools", "agent")
+    return builder.compile(
+        checkpointer=checkpointer,
+        store=store,
+        interrupt_before=interrupt_before,
+        interrupt_after=interrupt_after,
+        debug=debug,
+        name=name,
+    )
+
+
+def _runtime() -> Any:
+    from stategraph.runtime import get_runtime
+
+    return get_runtime()
+
+
+def _renamed(message: Any, name: str) -> Any:
+    copy = getattr(message, "copy", None)
+    if isinstance(message, AIMessage) and callable(copy):
+        return message.copy(update={"name": name})
+    model_copy = getattr(message, "model_copy", None)
+    if callable(model_copy):
+        return model_copy(update={"name": name})
+    return message
+
+
+def _needs_more_steps(state: Any, response: Any, return_direct: set[str]) -> bool:
+    calls = getattr(response, "tool_calls", None) or []
+    if not calls:
+        return False
+    remaining = _get(state, "remaining_steps")
+    if remaining is None:
+        return bool(_get(state, "is_last_step", False))
+    all_direct = all(call.get("name") in return_direct for call in calls)
+    return (remaining < 1 and all_direct) or remaining < 2
+
+
+def _router(version: str, after_agent: str) -> Callable[[Any], Any]:
+    def should_continue(state: Any) -> Any:
+        messages = state_messages(state)
+        last = messages[-1] if messages else None
+        calls = getattr(last, "tool_calls", None) if getattr(last, "type", None) == "ai" else None
+        if not calls:
+            return after_agent
+        if version == "v1":
+            return "tools"
+        return [
+            Send("tools", {"__type": TOOL_CALL_WITH_CONTEXT, "tool_call": call, "state": state})
+            for call in calls
+        ]
+
+    return should_continue
+
+
+def _return_direct_router(names: set[str]) -> Callable[[Any], str]:
+    def route_tool_responses(state: Any) -> str:
+        for message in reversed(state_messages(state)):
+            if getattr(message, "type", None) != "tool":
+                break
+            if getattr(message, "name", None) in names:
+                return END
+        return "agent"
+
+    return route_tool_responses
+
+
+def _structured_node(model: Any, response_format: Any) -> Callable[..., Any]:
+    system_prompt: str | None = None
+    schema = response_format
+    if isinstance(response_format, tuple):
+        system_prompt, schema = response_format
+    make = getattr(model, "with_structured_output", None)
+    if not callable(make):
+        raise TypeError(
+            f"response_format needs a model with with_structured_output(schema); "
+            f"{type(model).__name__} has none. Drop response_format, or wrap the model in an "
+            "object offering with_structured_output."
+        )
+    structured = make(schema)
+
+    def inputs(state: Any) -> list[Any]:
+        messages = state_messages(state)
+        return [SystemMessage(system_prompt), *messages] if system_prompt else messages
+
+    if not hasattr(structured, "invoke"):
+
+        async def agenerate_structured_response(state: Any) -> dict[str, Any]:
+            return {"structured_response": await structured.ainvoke(inputs(state))}
+
+        return agenerate_structured_response
+
+    def generate_structured_response(state: Any) -> dict[str, Any]:
+        return {"structured_response": structured.invoke(inputs(state))}
+
+    return generate_structured_response
