@@ -110,7 +110,12 @@ class ToolNode:
 
     def __new__(cls, tools: Sequence[Any], *args: Any, **kwargs: Any) -> ToolNode:
         """Pick :class:`AsyncToolNode` when a tool can only run asynchronously."""
-        if cls is ToolNode and any(_async_only(t) for t in tools):
+        if (
+            cls is ToolNode
+            and isinstance(tools, Sequence)
+            and not isinstance(tools, (str, bytes))
+            and any(_async_only(t) for t in tools)
+        ):
             cls = AsyncToolNode
         return super().__new__(cls)
 

@@ -12,19 +12,17 @@ import time
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from stategraph.errors import GraphBubbleUp, GraphInterrupt, NodeTimeoutError, ParentCommand
+from stategraph.errors import GraphBubbleUp, GraphInterrupt, NodeTimeoutError
 from stategraph.pregel import effects as fx
 from stategraph.pregel.attempt import (
+    after_failure,
     arun_writers,
     enter,
-    handle_parent_command,
     leave,
     make_context,
     record_failure,
-    reset_for_retry,
 )
 from stategraph.pregel.cache_io import apply_cache_hits, cache_entries, cache_lookup_keys
-from stategraph.pregel.retry import retry_delay
 
 if TYPE_CHECKING:
     from stategraph.pregel.loop import Loop
@@ -74,27 +72,13 @@ async def run_task_async(task: Task, loop: Loop) -> None:
                 )
             await arun_writers(task, output)
             return
-        except ParentCommand as exc:
-            try:
-                if handle_parent_command(task, exc):
-                    return
-            except Exception as inner:
-                record_failure(task, inner)
-                return
-            record_failure(task, exc)
-            return
-        except GraphBubbleUp as exc:
-            record_failure(task, exc)
-            return
         except Exception as exc:
             failures += 1
-            delay = retry_delay(task.retry_policy, exc, failures, task.name)
+            delay = after_failure(task, exc, failures)
             if delay is None:
-                record_failure(task, exc)
                 return
         finally:
             leave(token)
-        reset_for_retry(task)
         await asyncio.sleep(delay)
 
 

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 from stategraph._context import CURRENT_TASK, TaskContext
 from stategraph._notes import add_note
 from stategraph.constants import CONF, TASK_BOOKKEEPING
-from stategraph.errors import GraphInterrupt, ParentCommand
+from stategraph.errors import GraphBubbleUp, GraphInterrupt, ParentCommand
+from stategraph.pregel.retry import retry_delay
 from stategraph.types import Command
 
 if TYPE_CHECKING:
@@ -23,6 +24,7 @@ __all__ = [
     "make_context",
     "run_writers",
     "record_failure",
+    "after_failure",
     "reset_for_retry",
     "handle_parent_command",
 ]
@@ -138,6 +140,34 @@ def record_failure(task: Task, exc: BaseException) -> None:
         note = f"During task with name '{task.name}' and id '{task.id}'"
         add_note(exc, note)
     task.error = exc
+
+
+def after_failure(task: Task, exc: Exception, failures: int) -> float | None:
+    """Decide what follows a failed attempt; both shells call this.
+
+    Returns the seconds to wait before retrying, or ``None`` when the task is over:
+    a ``Command(graph=PARENT)`` from a subgraph was applied, or the failure (an
+    interrupt, another control-flow exception, or an error no retry policy accepts)
+    was recorded on the task.
+    """
+    if isinstance(exc, ParentCommand):
+        try:
+            if handle_parent_command(task, exc):
+                return None
+        except Exception as inner:
+            record_failure(task, inner)
+            return None
+        record_failure(task, exc)
+        return None
+    if isinstance(exc, GraphBubbleUp):
+        record_failure(task, exc)
+        return None
+    delay = retry_delay(task.retry_policy, exc, failures, task.name)
+    if delay is None:
+        record_failure(task, exc)
+        return None
+    reset_for_retry(task)
+    return delay
 
 
 def reset_for_retry(task: Task) -> None:

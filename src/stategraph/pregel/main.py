@@ -408,7 +408,19 @@ class Pregel(StateMixin):
             )
         return modes, single
 
-    def _finalize(self, loop: Loop, exc: GraphInterrupt | None) -> Any:
+    def _finalize(self, loop: Loop, exc: GraphInterrupt | None, version: str = "v1") -> Any:
+        """The value ``invoke`` returns: output plus ``__interrupt__`` (or a ``GraphOutput``)."""
+        out = self._output(loop, exc)
+        if version != "v2":
+            return out
+        from stategraph.types import GraphOutput
+
+        if isinstance(out, dict) and INTERRUPT in out:
+            out = dict(out)
+            return GraphOutput(value=out, interrupts=tuple(out.pop(INTERRUPT)))
+        return GraphOutput(value=out, interrupts=())
+
+    def _output(self, loop: Loop, exc: GraphInterrupt | None) -> Any:
         if exc is None:
             return loop.output
         if loop.run.nested:
@@ -530,15 +542,7 @@ class Pregel(StateMixin):
             if loop.run.nested:
                 raise
             raise _no_parent_error() from None
-        out = self._finalize(loop, interrupt)
-        if version == "v2":
-            from stategraph.types import GraphOutput
-
-            if isinstance(out, dict) and INTERRUPT in out:
-                out = dict(out)
-                return GraphOutput(value=out, interrupts=tuple(out.pop(INTERRUPT)))
-            return GraphOutput(value=out, interrupts=())
-        return out
+        return self._finalize(loop, interrupt, version)
 
     def _invoke_via_stream(
         self,
@@ -712,15 +716,7 @@ class Pregel(StateMixin):
             if loop.run.nested:
                 raise
             raise _no_parent_error() from None
-        out = self._finalize(loop, interrupt)
-        if version == "v2":
-            from stategraph.types import GraphOutput
-
-            if isinstance(out, dict) and INTERRUPT in out:
-                out = dict(out)
-                return GraphOutput(value=out, interrupts=tuple(out.pop(INTERRUPT)))
-            return GraphOutput(value=out, interrupts=())
-        return out
+        return self._finalize(loop, interrupt, version)
 
     async def abatch(
         self,

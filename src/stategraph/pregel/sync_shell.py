@@ -14,19 +14,17 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from stategraph.errors import GraphBubbleUp, GraphInterrupt, ParentCommand
+from stategraph.errors import GraphBubbleUp, GraphInterrupt
 from stategraph.pregel import effects as fx
 from stategraph.pregel.attempt import (
+    after_failure,
     enter,
-    handle_parent_command,
     leave,
     make_context,
     record_failure,
-    reset_for_retry,
     run_writers,
 )
 from stategraph.pregel.cache_io import apply_cache_hits, cache_entries, cache_lookup_keys
-from stategraph.pregel.retry import retry_delay
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ThreadPoolExecutor
@@ -60,27 +58,13 @@ def run_task_sync(task: Task, loop: Loop) -> None:
             output = proc.invoke(task.input) if is_graph else proc(task.input, ctx)
             run_writers(task, output)
             return
-        except ParentCommand as exc:
-            try:
-                if handle_parent_command(task, exc):
-                    return
-            except Exception as inner:
-                record_failure(task, inner)
-                return
-            record_failure(task, exc)
-            return
-        except GraphBubbleUp as exc:
-            record_failure(task, exc)
-            return
         except Exception as exc:
             failures += 1
-            delay = retry_delay(task.retry_policy, exc, failures, task.name)
+            delay = after_failure(task, exc, failures)
             if delay is None:
-                record_failure(task, exc)
                 return
         finally:
             leave(token)
-        reset_for_retry(task)
         time.sleep(delay)
 
 
