@@ -67,6 +67,15 @@ def _current_store() -> Any:
         return None
 
 
+def _current_config() -> Mapping[str, Any] | None:
+    from stategraph.config import get_config
+
+    try:
+        return get_config()
+    except RuntimeError:  # called directly, outside a running graph
+        return None
+
+
 class ToolNode:
     """Runs every tool call of the last ``AIMessage`` and returns one ``ToolMessage`` each.
 
@@ -108,8 +117,11 @@ class ToolNode:
     handle_tool_errors: ErrorHandler
     messages_key: str
 
-    def __new__(cls, tools: Sequence[Any], *args: Any, **kwargs: Any) -> ToolNode:
-        """Pick :class:`AsyncToolNode` when a tool can only run asynchronously."""
+    def __new__(cls, tools: Sequence[Any] = (), *args: Any, **kwargs: Any) -> ToolNode:
+        """Pick :class:`AsyncToolNode` when a tool can only run asynchronously.
+
+        (``tools`` defaults to empty only so ``copy``/``pickle`` can recreate instances.)
+        """
         if (
             cls is ToolNode
             and isinstance(tools, Sequence)
@@ -279,7 +291,8 @@ class ToolNode:
     def invoke(self, input: Any, config: Mapping[str, Any] | None = None) -> Any:
         """Run the tool calls; several calls run in parallel threads, results in call order.
 
-        ``config`` may carry ``max_concurrency`` to bound the number of threads.
+        ``max_concurrency`` in ``config`` (by default the running graph's config) bounds
+        the number of threads.
         """
         parsed = self._parse(input)
         store = _current_store() if self._needs_store else None
@@ -289,6 +302,8 @@ class ToolNode:
         import contextvars
         from concurrent.futures import ThreadPoolExecutor
 
+        if config is None:
+            config = _current_config()
         workers = len(calls)
         limit = (config or {}).get("max_concurrency")
         if isinstance(limit, int) and limit > 0:
