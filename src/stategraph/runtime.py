@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -20,6 +21,10 @@ def _no_op_writer(_chunk: Any) -> None:
     """Stream writer used when no ``custom`` stream is being consumed."""
 
 
+def _no_op_heartbeat() -> None:
+    """Heartbeat used when the node has no idle timeout."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Runtime(Generic[ContextT]):
     """Run-scoped dependencies handed to nodes that declare a ``runtime`` parameter.
@@ -27,13 +32,17 @@ class Runtime(Generic[ContextT]):
     ``context`` is the object passed as ``invoke(..., context=...)`` (typed by the
     graph's ``context_schema``); ``store`` the graph's long-term memory store;
     ``stream_writer`` emits ``custom`` stream chunks; ``previous`` is the value the
-    functional API's entrypoint returned on the previous run of the thread.
+    functional API's entrypoint returned on the previous run of the thread;
+    ``heartbeat()`` keeps a node with an idle timeout alive.
     """
 
     context: ContextT = field(default=None)  # type: ignore[assignment]
     store: BaseStore | None = None
     stream_writer: StreamWriter = _no_op_writer
     previous: Any = None
+    heartbeat: Callable[[], None] = _no_op_heartbeat
+    """Record progress for the node's ``TimeoutPolicy.idle_timeout`` (long work that
+    writes nothing should call it now and then)."""
 
     def override(self, **overrides: Any) -> Runtime[ContextT]:
         """Return a copy with the given fields replaced; this runtime is unchanged."""

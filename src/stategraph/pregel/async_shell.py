@@ -33,28 +33,76 @@ __all__ = ["drive_async", "run_task_async"]
 _DONE = object()
 
 
-async def _call_with_timeout(task: Task, coro: Any) -> Any:
+class _Beat:
+    """Time of the last sign of progress of a node with an idle timeout."""
+
+    __slots__ = ("last",)
+
+    def __init__(self) -> None:
+        self.last = time.monotonic()
+
+    def touch(self) -> None:
+        self.last = time.monotonic()
+
+
+async def _call_with_timeout(task: Task, coro: Any, beat: _Beat | None) -> Any:
+    """Await ``coro`` under the task's ``TimeoutPolicy`` (run and idle limits)."""
     policy = task.timeout
-    if policy is None or policy.run_timeout is None:
+    run_limit = policy.run_timeout if policy is not None else None
+    idle_limit = policy.idle_timeout if policy is not None else None
+    if run_limit is None and (idle_limit is None or beat is None):
         return await coro
     start = time.monotonic()
+    if beat is not None:
+        beat.last = start
+    inner = asyncio.ensure_future(coro)
     try:
-        return await asyncio.wait_for(coro, policy.run_timeout)
-    except asyncio.TimeoutError:
-        raise NodeTimeoutError(
-            task.name,
-            time.monotonic() - start,
-            kind="run",
-            run_timeout=policy.run_timeout,
-            idle_timeout=policy.idle_timeout,
-        ) from None
+        while True:
+            now = time.monotonic()
+            waits = []
+            if run_limit is not None:
+                waits.append(start + run_limit - now)
+            if idle_limit is not None and beat is not None:
+                waits.append(beat.last + idle_limit - now)
+            done, _ = await asyncio.wait({inner}, timeout=max(0.0, min(waits)))
+            if inner in done:
+                return inner.result()
+            now = time.monotonic()
+            kind = None
+            if run_limit is not None and now - start >= run_limit:
+                kind = "run"
+            elif idle_limit is not None and beat is not None and now - beat.last >= idle_limit:
+                kind = "idle"
+            if kind is not None:
+                raise NodeTimeoutError(
+                    task.name,
+                    now - start,
+                    kind=kind,
+                    run_timeout=run_limit,
+                    idle_timeout=idle_limit,
+                )
+    finally:
+        if not inner.done():
+            inner.cancel()
+            try:
+                await inner
+            except BaseException:
+                pass
 
 
 async def run_task_async(task: Task, loop: Loop) -> None:
     """Run one task to completion (with retries) on the event loop."""
     run = loop.run
     proc = task.node.proc
-    ctx = make_context(task, run, loop.step)
+    policy = task.timeout
+    beat = _Beat() if policy is not None and policy.idle_timeout is not None else None
+    ctx = make_context(
+        task,
+        run,
+        loop.step,
+        heartbeat=beat.touch if beat is not None else None,
+        auto_refresh=policy is not None and policy.refresh_on == "auto",
+    )
     failures = 0
     is_graph = hasattr(proc, "ainvoke") and hasattr(proc, "nodes")
     is_async = is_graph or getattr(proc, "is_async", False)
@@ -62,9 +110,9 @@ async def run_task_async(task: Task, loop: Loop) -> None:
         token = enter(ctx)
         try:
             if is_graph:
-                output = await _call_with_timeout(task, proc.ainvoke(task.input))
+                output = await _call_with_timeout(task, proc.ainvoke(task.input), beat)
             elif is_async:
-                output = await _call_with_timeout(task, proc(task.input, ctx))
+                output = await _call_with_timeout(task, proc(task.input, ctx), beat)
             else:
                 cvars = contextvars.copy_context()
                 output = await asyncio.get_running_loop().run_in_executor(

@@ -30,10 +30,21 @@ __all__ = [
 ]
 
 
-def make_context(task: Task, run: RunContext, step: int) -> TaskContext:
-    """Build the context ``get_config()``/``interrupt()``/``get_runtime()`` see in the task."""
+def make_context(
+    task: Task,
+    run: RunContext,
+    step: int,
+    heartbeat: Callable[[], None] | None = None,
+    auto_refresh: bool = False,
+) -> TaskContext:
+    """Build the context ``get_config()``/``interrupt()``/``get_runtime()`` see in the task.
+
+    ``heartbeat`` (for nodes with an idle timeout) becomes ``runtime.heartbeat``; with
+    ``auto_refresh`` the node's stream writes and state writes also count as progress.
+    """
     runtime = run.runtime
     writer: Callable[[Any], None] = runtime.stream_writer
+    send = task.send
     if "custom" in run.modes and run.sink is not None:
         sink = run.sink
         ns = run.stream_ns
@@ -43,6 +54,20 @@ def make_context(task: Task, run: RunContext, step: int) -> TaskContext:
 
         writer = custom_writer
         runtime = runtime.override(stream_writer=writer)
+    if heartbeat is not None:
+        beat = heartbeat
+        if auto_refresh:
+            plain_writer, plain_send = writer, send
+
+            def writer(chunk: Any) -> None:
+                beat()
+                plain_writer(chunk)
+
+            def send(writes: list[tuple[str, Any]]) -> None:
+                beat()
+                plain_send(writes)
+
+        runtime = runtime.override(heartbeat=beat, stream_writer=writer)
 
     def make_config() -> dict[str, Any]:
         conf = {
@@ -75,7 +100,7 @@ def make_context(task: Task, run: RunContext, step: int) -> TaskContext:
         make_config=make_config,
         runtime=runtime,
         scratchpad=task.scratchpad,
-        send=task.send,
+        send=send,
         checkpoint_ns=task.ns,
         task_name=task.name,
         task_id=task.id,

@@ -136,6 +136,13 @@ class Pregel(StateMixin):
         """Check that every channel a node or the I/O refers to exists; returns self."""
         known = set(self.channels)
         for name, node in self.nodes.items():
+            if node.timeout is not None and not (
+                getattr(node.proc, "is_async", False) or isinstance(node.proc, Pregel)
+            ):
+                raise ValueError(
+                    f"Node '{name}' has a timeout but is synchronous; timeouts are supported "
+                    "for async nodes only (a running thread cannot be stopped safely)."
+                )
             reads = [node.channels] if isinstance(node.channels, str) else node.channels
             for chan in [*node.triggers, *reads]:
                 if chan not in known:

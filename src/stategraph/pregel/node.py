@@ -140,6 +140,7 @@ class NodeBuilder:
         self._cache: CachePolicy | None = None
         self._meta: dict[str, Any] = {}
         self._tags: list[str] = []
+        self._timeout: TimeoutPolicy | None = None
 
     def subscribe_only(self, channel: str) -> NodeBuilder:
         """Trigger on ``channel`` and receive its value (not a dict) as input."""
@@ -199,6 +200,13 @@ class NodeBuilder:
         self._cache = policy
         return self
 
+    def set_timeout(self, timeout: float | TimeoutPolicy | None) -> NodeBuilder:
+        """Limit each attempt of the node (seconds, or a :class:`TimeoutPolicy`; async only)."""
+        if timeout is not None and not isinstance(timeout, TimeoutPolicy):
+            timeout = TimeoutPolicy(run_timeout=timeout)
+        self._timeout = timeout
+        return self
+
     def meta(self, *tags: str, **metadata: Any) -> NodeBuilder:
         """Attach tags and metadata to the node."""
         self._tags.extend(tags)
@@ -227,6 +235,7 @@ class NodeBuilder:
             cache_policy=self._cache,
             metadata=self._meta,
             tags=self._tags,
+            timeout=self._timeout,
             name=name,
         )
 
