@@ -232,7 +232,13 @@ def _dataclass_encoder(tp: type) -> EncodeFn:
     module, qualname = tp.__module__, tp.__qualname__
     missing = object()
 
+    name_set = frozenset(names)
+
     def encode(enc: Encoder, obj: Any) -> ormsgpack.Ext:
+        state = getattr(obj, "__dict__", None)
+        if state is not None and state.keys() == name_set:
+            # plain (non-slotted) dataclass holding exactly its fields: pack the dict as is
+            return enc.ext(EXT_DATACLASS, [module, qualname, state])
         values: dict[str, Any] = {}
         for name in names:
             value = getattr(obj, name, missing)
