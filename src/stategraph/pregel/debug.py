@@ -84,21 +84,33 @@ def _is_message(value: Any) -> bool:
 
 
 def emit_messages(run: RunContext, task: Task, step: int) -> None:
-    """Emit, on the ``messages`` stream, every message object the task wrote."""
-    if "nostream" in task.node.tags:
+    """Emit, on the ``messages`` stream, every message object the task wrote.
+
+    As in LangGraph, a message without an id gets one here, so the id streamed is the
+    id the message keeps in the state.
+    """
+    if "nostream" in task.node.tags or task.node.metadata.get("__hidden__"):
         return
-    meta = {
+    meta: dict[str, Any] = {
         "langgraph_step": step,
         "langgraph_node": task.name,
         "langgraph_triggers": tuple(task.triggers),
         "langgraph_path": task.path,
         "langgraph_checkpoint_ns": task.ns,
-        "thread_id": run.thread_id,
     }
+    if run.thread_id is not None:
+        meta["thread_id"] = run.thread_id
     for chan, value in task.writes:
         if chan in (ERROR, INTERRUPT):
             continue
         items = value if isinstance(value, (list, tuple)) else [value]
         for item in items:
             if _is_message(item) and getattr(item, "type", "") != "remove":
+                if item.id is None:
+                    import uuid
+
+                    try:
+                        item.id = str(uuid.uuid4())
+                    except AttributeError:
+                        pass
                 run.emit("messages", (item, dict(meta)))
