@@ -12,6 +12,7 @@ Run it with ``make demo`` (or ``python examples/approval.py``). It
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -93,6 +94,7 @@ def pause(db: str) -> dict[str, Any]:
         pending = result["__interrupt__"][0]
         return {
             "phase": "paused",
+            "pid": os.getpid(),
             "next": list(graph.get_state(CONFIG).next),
             "pending_request": pending.value,
             "interrupt_id": pending.id,
@@ -106,6 +108,7 @@ def resume(db: str) -> dict[str, Any]:
         result = graph.invoke(Command(resume={"approved": True}), CONFIG, durability="sync")
         return {
             "phase": "resumed",
+            "pid": os.getpid(),
             "status": result["status"],
             "receipt": result["receipt"],
             "next": list(graph.get_state(CONFIG).next),
@@ -125,8 +128,9 @@ def main() -> None:
         print(json.dumps(paused, indent=2))
         out = subprocess.check_output([sys.executable, __file__, db, "resume"], text=True)
         resumed = json.loads(out)
-        print("Resumed in a separate process (pid differs), approved:")
+        print("Resumed in a separate process, approved:")
         print(json.dumps(resumed, indent=2))
+        assert resumed["pid"] != paused["pid"]
         assert resumed["status"] == "submitted" and resumed["next"] == []
 
 
