@@ -395,10 +395,8 @@ class Loop:
             if chan == INTERRUPT and tid not in finished:
                 for intr in val:
                     waiting[intr.id] = intr
-        if isinstance(resume, Mapping) and resume and all(k in waiting for k in resume):
-            run.resume_state.by_id.update(resume)
-            return
-        if isinstance(resume, Mapping) and resume and run.nested:
+        if _is_resume_map(resume):
+            # answers by interrupt id; ids that are not waiting answer nothing
             run.resume_state.by_id.update(resume)
             return
         if len(waiting) > 1 and not run.nested:
@@ -504,7 +502,8 @@ class Loop:
                 resume=resume,
                 asked=asked,
                 pending_value=pending_value,
-                resume_state=run.resume_state,
+                # a resume value answers only interrupts waiting in the loaded checkpoint
+                resume_state=run.resume_state if pending_value is not _MISSING else None,
                 strict=run.strict,
                 node=name,
                 calls=calls,
@@ -719,6 +718,16 @@ class Loop:
 
 class _Breakpoint(GraphInterrupt):
     """A static breakpoint (``interrupt_before``/``interrupt_after``) stopped the run."""
+
+
+def _is_resume_map(resume: Any) -> bool:
+    """Whether ``Command(resume=...)`` maps interrupt ids (32 hex digits) to answers."""
+    if not isinstance(resume, Mapping):
+        return False
+    return all(
+        isinstance(k, str) and len(k) == 32 and all(c in "0123456789abcdef" for c in k)
+        for k in resume
+    )
 
 
 def _working_copy(checkpoint: dict[str, Any]) -> dict[str, Any]:
