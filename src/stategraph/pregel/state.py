@@ -290,7 +290,7 @@ def _update_gen(
         task = Task(
             id=tid,
             name=as_node,
-            path=("__update__", as_node, i),
+            path=("__update__", i, as_node),
             node=node,
             input=None,
             triggers=list(node.triggers),
@@ -301,10 +301,11 @@ def _update_gen(
         task.reader = lambda select, _t=task, _c=channels: local_read(_c, select, _t.writes)
         run_writers(task, values)
         tasks.append(task)
-    # all updates of one superstep apply together, as the writes of one step would
-    versions = view.checkpoint["channel_versions"]
+    # all updates of one superstep apply together, as the writes of one step would. As
+    # in LangGraph, an update does not count as the node having run (its triggers are
+    # not marked seen); the new step clears per-step triggers such as pending edges.
     for task in tasks:
-        task.triggers = [t for t in task.node.triggers if t in versions] or [INTERRUPT]
+        task.triggers = [INTERRUPT]
     view.updated = apply_writes(
         view.checkpoint, view.channels, tasks, view.get_next_version, graph.trigger_to_nodes
     )
