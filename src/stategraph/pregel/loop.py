@@ -104,6 +104,9 @@ class Loop:
         self.dirty = False  # a checkpoint exists in memory that was not saved (durability=exit)
         self.output: Any = None
         self._exit_parent: dict[str, Any] | None = None
+        # whether a "values" chunk of the output keys was produced (invoke returns None
+        # when not, as LangGraph's invoke returns the last such chunk)
+        self.output_written = False
         self._values_cache: dict[str, Any] | None = None
         self._values_versions: dict[str, Any] = {}
         self.blocking = run.durability == "sync"
@@ -374,8 +377,10 @@ class Loop:
             self.updated = None
         self.step = prev_step + 1
         self.stop = self.step + run.recursion_limit
-        if "values" in run.modes and self.resuming:
-            run.emit("values", read_output(self.channels, run.stream_keys))
+        if self.resuming:
+            self.output_written = True
+            if "values" in run.modes:
+                run.emit("values", read_output(self.channels, run.stream_keys))
 
     def _apply_input(self, writes: list[tuple[str, Any]]) -> None:
         self.updated = apply_writes(
@@ -618,7 +623,9 @@ class Loop:
             self.graph.step_scoped,
         )
         self.pending_writes = []
-        if "values" in run.modes and self._touches_stream(self.updated):
+        if not self.output_written and self._touches(self.updated, run.output_keys):
+            self.output_written = True
+        if "values" in run.modes and self._touches(self.updated, run.stream_keys):
             run.emit("values", read_output(self.channels, run.stream_keys))
         if run.interrupt_after and _hits_breakpoint(run.interrupt_after, tasks):
             yield from self._save("loop", self.step)
@@ -628,8 +635,8 @@ class Loop:
             raise _Breakpoint()
         yield from self._save("loop", self.step)
 
-    def _touches_stream(self, updated: set[str]) -> bool:
-        keys = self.run.stream_keys
+    @staticmethod
+    def _touches(updated: set[str], keys: Any) -> bool:
         if isinstance(keys, str):
             return keys in updated
         return not updated.isdisjoint(keys)

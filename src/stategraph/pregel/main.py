@@ -428,6 +428,9 @@ class Pregel(StateMixin):
         return GraphOutput(value=out, interrupts=())
 
     def _output(self, loop: Loop, exc: GraphInterrupt | None) -> Any:
+        if not loop.output_written and not loop.interrupts:
+            # nothing was ever written to the output channels during this run
+            return None
         if exc is None:
             return loop.output
         if loop.run.nested:
