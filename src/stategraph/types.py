@@ -295,7 +295,8 @@ class PregelTask(NamedTuple):
     id: str
     name: str
     path: tuple[str | int | tuple, ...]
-    error: Exception | None = None
+    error: Exception | str | None = None
+    """The task's error (its repr, for a task read back from a checkpoint)."""
     interrupts: tuple[Interrupt, ...] = ()
     state: Any = None
     result: Any | None = None

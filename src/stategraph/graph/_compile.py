@@ -157,6 +157,46 @@ def _identity(value: Any) -> Any:
     return value
 
 
+def _referenced_graphs(func: Any) -> list[Pregel]:
+    """Compiled graphs a node function calls (found in its closure and globals).
+
+    A graph invoked inside a node runs as that node's subgraph; knowing it lets
+    ``get_subgraphs()`` and ``get_state(subgraphs=True)`` show it.
+    """
+    import functools
+    import inspect
+
+    found: list[Pregel] = []
+
+    def add(value: Any) -> None:
+        if isinstance(value, Pregel) and all(value is not g for g in found):
+            found.append(value)
+
+    while isinstance(func, functools.partial):
+        for value in (*func.args, *func.keywords.values()):
+            add(value)
+        func = func.func
+    if inspect.ismethod(func):
+        add(func.__self__)
+        func = func.__func__
+    elif not inspect.isfunction(func):
+        for value in vars(func).values() if hasattr(func, "__dict__") else ():
+            add(value)
+        func = getattr(type(func), "__call__", None)  # noqa: B004
+    code = getattr(func, "__code__", None)
+    if code is None:
+        return found
+    for cell in getattr(func, "__closure__", None) or ():
+        try:
+            add(cell.cell_contents)
+        except ValueError:
+            continue
+    scope = getattr(func, "__globals__", {})
+    for name in code.co_names:
+        add(scope.get(name))
+    return found
+
+
 def _schema_keys(
     builder: StateGraph[Any, Any, Any, Any], schema: Any
 ) -> tuple[list[str], dict[str, Any]]:
@@ -256,6 +296,7 @@ def compile_graph(
         else:
             proc = make_call(spec.func, n)
             mapper = make_mapper(schema, n)
+        subgraphs = [spec.func] if spec.is_subgraph else _referenced_graphs(spec.func)
         writer = StateWriter(
             n, set(state_keys), node_names, strict=strict, warn_unknown=not spec.is_subgraph
         )
@@ -271,6 +312,7 @@ def compile_graph(
             metadata=dict(spec.metadata or {}),
             managed=managed,
             defer=bool(spec.defer),
+            subgraphs=subgraphs,
             name=n,
         )
         if (

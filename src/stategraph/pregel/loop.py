@@ -107,6 +107,7 @@ class Loop:
         # whether a "values" chunk of the output keys was produced (invoke returns None
         # when not, as LangGraph's invoke returns the last such chunk)
         self.output_written = False
+        self.first_step_writes: list[tuple[str, Any]] = []
         self._values_cache: dict[str, Any] | None = None
         self._values_versions: dict[str, Any] = {}
         self.blocking = run.durability == "sync"
@@ -312,24 +313,32 @@ class Loop:
             inp = None
         fresh = saved is None or not self.checkpoint["channel_versions"]
         if is_command and inp is not None and fresh and not run.nested:
-            # resuming a thread that has no state starts a new run, as in LangGraph
+            # resuming a thread that has no state starts a new run, as in LangGraph;
+            # the command's writes join the writes of that run's first step
             if inp.resume is not None:
                 self._prepare_resume(inp.resume)
-            writes = map_input(self.graph, {})
-            writes.extend(map_command(Command(update=inp.update, goto=inp.goto), self.graph))
-            self._apply_input(writes)
+            self._apply_input(map_input(self.graph, {}))
             yield from self._save("input", prev_step + 1)
             self.updated = None
             prev_step += 1
+            self.first_step_writes = map_command(
+                Command(update=inp.update, goto=inp.goto), self.graph
+            )
+            yield from self._put_writes(NULL_TASK_ID, self.first_step_writes)
         elif is_command and inp is not None:
             self.resuming = True
             if inp.resume is not None:
                 self._prepare_resume(inp.resume)
-            writes = map_command(inp, self.graph)
-            if writes:
-                # the writes of a Command input apply before the next step, like a node's
-                self.pending_writes.extend((NULL_TASK_ID, c, v) for c, v in writes)
-                yield from self._put_writes(NULL_TASK_ID, writes)
+            if inp.update is not None:
+                # as in LangGraph, the update is folded into the thread's head checkpoint
+                update = self.graph.command_update_writes(inp)
+                self._apply_input(update)
+                self.updated = None
+                yield from self._resave_head()
+            if inp.goto:
+                goto = map_command(Command(goto=inp.goto), self.graph)
+                self.pending_writes.extend((NULL_TASK_ID, c, v) for c, v in goto)
+                yield from self._put_writes(NULL_TASK_ID, goto)
         elif inp is None:
             if saved is None or not self.checkpoint["channel_versions"]:
                 raise EmptyInputError(
@@ -338,11 +347,17 @@ class Loop:
                     "the thread_id."
                 )
             self.resuming = True
-            if run.checkpoint_id and not run.nested and self.metadata.get("source") != "update":
-                # replay from a past checkpoint: fork it so the old branch stays intact
+            if run.checkpoint_id and not run.nested:
+                # replay from a named checkpoint: its tasks run again (writes saved
+                # against it are not reused). The head of a thread that is itself a fork
+                # or an update re-runs in place; any other checkpoint is forked first,
+                # so the old branch stays intact.
                 self.pending_writes = []
-                yield from self._save("fork", prev_step + 1)
-                prev_step += 1
+                head = yield (fx.GET_TUPLE, {CONF: self._base_configurable()})
+                is_head = head is not None and head.checkpoint["id"] == self.checkpoint_id
+                if not (is_head and self.metadata.get("source") in ("fork", "update")):
+                    yield from self._save("fork", prev_step + 1)
+                    prev_step += 1
         else:
             writes = map_input(self.graph, inp)
             if not writes:
@@ -381,6 +396,27 @@ class Loop:
             self.output_written = True
             if "values" in run.modes:
                 run.emit("values", read_output(self.channels, run.stream_keys))
+
+    def _resave_head(self) -> Generator[Any, Any, None]:
+        """Save the loaded checkpoint again, under the same id, with the current values."""
+        if self.saver is None or not self.checkpoint_id:
+            return
+        versions = self.checkpoint["channel_versions"]
+        checkpoint = {
+            **self.checkpoint,
+            "channel_values": self._channel_values(versions),
+            "channel_versions": dict(versions),
+            "versions_seen": dict(self.checkpoint["versions_seen"]),
+        }
+        new_versions = {k: v for k, v in versions.items() if self.saved_versions.get(k) != v}
+        parent = self.parent_config or {CONF: self._base_configurable()}
+        put_config = {CONF: {**self._base_configurable(), **parent[CONF]}}
+        if not (parent[CONF].get("checkpoint_id")):
+            put_config[CONF].pop("checkpoint_id", None)
+        self.checkpoint = checkpoint
+        self.saved_versions = dict(versions)
+        yield (fx.PUT, put_config, checkpoint, self.metadata, new_versions, True)
+        self.checkpoint = _working_copy(checkpoint)
 
     def _apply_input(self, writes: list[tuple[str, Any]]) -> None:
         self.updated = apply_writes(
@@ -507,8 +543,9 @@ class Loop:
                 resume=resume,
                 asked=asked,
                 pending_value=pending_value,
-                # a resume value answers only interrupts waiting in the loaded checkpoint
-                resume_state=run.resume_state if pending_value is not _MISSING else None,
+                # a resume value answers only the tasks of the checkpoint being resumed
+                # (interrupted, or stopped at a breakpoint), never tasks of later steps
+                resume_state=run.resume_state if self.first_tick and self.resuming else None,
                 strict=run.strict,
                 node=name,
                 calls=calls,
@@ -613,7 +650,10 @@ class Loop:
                     out = {**out, INTERRUPT: tuple(self.interrupts)}
                 run.emit("values", out)
             raise GraphInterrupt(tuple(self.interrupts))
-        tasks = list(self.tasks.values())
+        tasks: list[Any] = list(self.tasks.values())
+        if self.first_step_writes:
+            tasks.append(WriteBatch(self.first_step_writes, name=NULL_TASK_ID))
+            self.first_step_writes = []
         self.updated = apply_writes(
             self.checkpoint,
             self.channels,
@@ -627,7 +667,7 @@ class Loop:
             self.output_written = True
         if "values" in run.modes and self._touches(self.updated, run.stream_keys):
             run.emit("values", read_output(self.channels, run.stream_keys))
-        if run.interrupt_after and _hits_breakpoint(run.interrupt_after, tasks):
+        if run.interrupt_after and _hits_breakpoint(run.interrupt_after, self.tasks.values()):
             yield from self._save("loop", self.step)
             self.status = "interrupt_after"
             self.output = read_output(self.channels, run.output_keys)
@@ -658,7 +698,7 @@ class Loop:
             return effects
         if task.error is not None:
             if not isinstance(task.error, GraphBubbleUp):
-                error = f"{type(task.error).__name__}: {task.error}"
+                error = repr(task.error)
                 kept = [w for w in task.writes if w[0] in TASK_BOOKKEEPING]
                 self._collect(effects, task, [*kept, (ERROR, error)])
             return effects

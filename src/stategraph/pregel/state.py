@@ -174,7 +174,7 @@ def _snapshot_gen(
             if chan == INTERRUPT:
                 t_interrupts = tuple(val)
             elif chan == ERROR:
-                error = Exception(val)
+                error = val
         finished = any(c not in _UNFINISHED for c, _ in writes)
         result = None
         if finished:
@@ -192,7 +192,7 @@ def _snapshot_gen(
                     "checkpoint_ns": task.ns,
                 }
             }
-            if subgraphs and not finished:
+            if subgraphs:
                 sub = task.node.subgraphs[0]
                 sub_tup = yield (fx.GET_TUPLE, sub_conf)
                 state = yield from _snapshot_gen(sub, saver, sub_conf, sub_tup, True)
