@@ -160,12 +160,15 @@ def apply_writes(
     get_next_version: Callable[[Any, None], Any] | None,
     trigger_to_nodes: Mapping[str, Sequence[str]],
     step_scoped: Iterable[str] | None = None,
+    *,
+    allow_finish: bool = True,
 ) -> set[str]:
     """Commit one step: apply every task's writes to the channels and bump versions.
 
     ``step_scoped`` optionally names the only channels that can change on an empty
     update (see :func:`step_scoped_channels`); the others are skipped when untouched
     channels are notified of the new step. Without it every channel is notified.
+    ``allow_finish=False`` never calls ``finish()`` (used when discarding tasks).
 
     Tasks are ``(name, path, triggers, writes)``-like objects. Returns the set of
     channels that changed and can trigger something. Steps, in order: record the
@@ -236,7 +239,7 @@ def apply_writes(
                     if ch.is_available():
                         updated.add(chan)
 
-    if bump_step and updated.isdisjoint(trigger_to_nodes):
+    if allow_finish and bump_step and updated.isdisjoint(trigger_to_nodes):
         for chan, ch in channels.items():
             if ch.finish() and next_version is not None:
                 versions[chan] = next_version

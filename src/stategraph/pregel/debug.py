@@ -53,7 +53,10 @@ def task_result_payload(task: Task, graph: Pregel) -> dict[str, Any]:
         "name": task.name,
         "error": None if task.error is None else repr(task.error),
         "result": result,
-        "interrupts": [{"value": i.value, "id": i.id} for i in task.interrupts],
+        "interrupts": [
+            {"value": i.value, "id": i.id, "response_schema": i.response_schema}
+            for i in task.interrupts
+        ],
     }
 
 

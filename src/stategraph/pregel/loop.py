@@ -48,6 +48,7 @@ from stategraph.pregel.algo import (
     null_version_of,
     read_channels,
     triggered,
+    writes_sort_key,
 )
 from stategraph.pregel.io import NO_UPDATE, map_command, map_input, read_output
 from stategraph.pregel.run import RunContext
@@ -301,6 +302,9 @@ class Loop:
         run = self.run
         inp = self.input
         prev_step = self.metadata.get("step", -2)
+        # as in LangGraph, the step budget counts from the loaded checkpoint: a new input
+        # spends one step on the input checkpoint, a resumed run does not
+        stop = prev_step + 2 + run.recursion_limit
         is_command = isinstance(inp, Command)
         if is_command and inp.resume is not None and self.saver is None and not run.nested:
             raise RuntimeError(
@@ -374,6 +378,7 @@ class Loop:
                         left,
                         self.get_next_version,
                         self.trigger_to_nodes,
+                        allow_finish=False,  # the old run did not finish: defer stays put
                     )
             self.pending_writes = []
             self._apply_input(writes)
@@ -391,8 +396,18 @@ class Loop:
             )
             self.updated = None
         self.step = prev_step + 1
-        self.stop = self.step + run.recursion_limit
+        self.stop = stop
         if self.resuming:
+            if (
+                self.saver is not None
+                and self.checkpoint_id
+                and run.modes & {"checkpoints", "debug"}
+            ):
+                from stategraph.pregel.debug import checkpoint_payload, debug_event
+
+                payload = checkpoint_payload(self, self.checkpoint, self.metadata)
+                run.emit("checkpoints", payload)
+                run.emit("debug", debug_event("checkpoint", prev_step, payload))
             self.output_written = True
             if "values" in run.modes:
                 run.emit("values", read_output(self.channels, run.stream_keys))
@@ -602,14 +617,14 @@ class Loop:
         if "tasks" in run.modes or "debug" in run.modes:
             from stategraph.pregel.debug import debug_event, task_start_payload
 
-            for task in self.tasks.values():
-                if not task.done and not task.node.metadata.get("__hidden__"):
+            for task in sorted(self.tasks.values(), key=lambda t: writes_sort_key(t.path)):
+                if not task.node.metadata.get("__hidden__"):
                     payload = task_start_payload(task, self.step)
                     run.emit("tasks", payload)
                     run.emit("debug", debug_event("task", self.step, payload))
         for task in self.tasks.values():
             if task.done:
-                self._emit_task_output(task, cached=True)
+                self._emit_task_output(task, cached=True, reused=True)
         return True
 
     # ------------------------------------------------------------------ execute
@@ -695,6 +710,12 @@ class Loop:
             task.writes = []
             self._collect(effects, task, writes)
             self.run.emit("updates", {INTERRUPT: task.interrupts})
+            if self.run.modes & {"tasks", "debug"} and not task.node.metadata.get("__hidden__"):
+                from stategraph.pregel.debug import debug_event, task_result_payload
+
+                payload = task_result_payload(task, self.graph)
+                self.run.emit("tasks", payload)
+                self.run.emit("debug", debug_event("task_result", self.step, payload))
             return effects
         if task.error is not None:
             if not isinstance(task.error, GraphBubbleUp):
@@ -715,7 +736,7 @@ class Loop:
             return
         effects.extend(self._put_writes(task.id, writes, _path_str(task.path)))
 
-    def _emit_task_output(self, task: Task, *, cached: bool) -> None:
+    def _emit_task_output(self, task: Task, *, cached: bool, reused: bool = False) -> None:
         run = self.run
         if not run.modes:
             return
@@ -730,8 +751,10 @@ class Loop:
             from stategraph.pregel.debug import emit_messages
 
             emit_messages(run, task, self.step)
-        if ("tasks" in run.modes or "debug" in run.modes) and not task.node.metadata.get(
-            "__hidden__"
+        if (
+            ("tasks" in run.modes or "debug" in run.modes)
+            and not reused
+            and not task.node.metadata.get("__hidden__")
         ):
             from stategraph.pregel.debug import debug_event, task_result_payload
 
