@@ -62,7 +62,9 @@ def result_events(events: list[dict], name: str) -> list[dict]:
 
 def test_tasks_stream_has_a_result_for_an_interrupted_task(runner: Any) -> None:
     graph = parallel_with_interrupt()
-    events = runner.stream(graph, {"trace": []}, {"configurable": {"thread_id": "t"}}, stream_mode="tasks")
+    events = runner.stream(
+        graph, {"trace": []}, {"configurable": {"thread_id": "t"}}, stream_mode="tasks"
+    )
     assert sorted(e["name"] for e in events if "input" in e) == ["a", "e"]
     assert [e["result"] for e in result_events(events, "a")] == [{"trace": ["a"]}]
     # recorded from LangGraph 1.2.24
@@ -76,14 +78,19 @@ def test_tasks_stream_has_a_result_for_an_interrupted_task(runner: Any) -> None:
 
 def test_debug_stream_has_a_result_for_an_interrupted_task(runner: Any) -> None:
     graph = parallel_with_interrupt()
-    events = runner.stream(graph, {"trace": []}, {"configurable": {"thread_id": "t"}}, stream_mode="debug")
+    events = runner.stream(
+        graph, {"trace": []}, {"configurable": {"thread_id": "t"}}, stream_mode="debug"
+    )
     got = sorted(
         (
             e["type"],
             e["step"],
             e["payload"]["name"],
             e["payload"].get("result"),
-            [i["value"] if isinstance(i, dict) else i.value for i in e["payload"].get("interrupts", [])],
+            [
+                i["value"] if isinstance(i, dict) else i.value
+                for i in e["payload"].get("interrupts", [])
+            ],
         )
         for e in events
         if e["type"] != "checkpoint"
@@ -109,7 +116,10 @@ def test_tasks_stream_of_the_resumed_step(runner: Any) -> None:
 
 
 def checkpoints(chunks: list[dict]) -> list[tuple]:
-    return [(c["metadata"]["step"], c["metadata"]["source"], list(c["next"]), c["values"]) for c in chunks]
+    return [
+        (c["metadata"]["step"], c["metadata"]["source"], list(c["next"]), c["values"])
+        for c in chunks
+    ]
 
 
 def test_checkpoints_stream_of_a_resumed_run_starts_with_the_resumed_checkpoint(
