@@ -208,7 +208,7 @@ def generate(seed: int) -> dict:
     """Build the spec of program ``seed`` (deterministic)."""
     r = random.Random(seed)
     names = list(NAMES[: r.randint(2, 8)])
-    keys = {
+    keys: dict[str, Any] = {
         "plain": ["p0"] + (["p1"] if r.random() < 0.4 else []),
         "lists": ["l0"] if r.random() < 0.5 else [],
         "counters": ["c0"] + (["c1"] if r.random() < 0.5 else []),
@@ -245,7 +245,7 @@ def generate(seed: int) -> dict:
         goto = _option(r, -1, names, True, keys["counters"])
         cmd = {"__command__": {"goto": goto, "update": {"trace": ["cmd-in"]}}}
         inputs[-1 if len(inputs) > 1 else 0] = cmd
-    spec = {
+    spec: dict[str, Any] = {
         "seed": seed,
         "keys": keys,
         "nodes": nodes,

@@ -24,7 +24,7 @@ from graphs import generate  # noqa: E402
 from run import Pair  # noqa: E402
 
 OUT = HERE.parent.parent / "tests" / "differential" / "recorded_programs.json"
-MAX_CHARS = 12_000
+MAX_CHARS = 8_000
 
 
 def features(spec: dict) -> set[str]:
@@ -88,7 +88,8 @@ def main() -> None:
         outcomes[outcome] += 1
         chosen.append({"seed": seed, "spec": spec, "langgraph": lg})
     pair.close()
-    OUT.write_text(json.dumps({"langgraph": "1.2.24", "programs": chosen}, indent=0) + "\n")
+    lines = ",\n".join(json.dumps(p, separators=(",", ":"), sort_keys=True) for p in chosen)
+    OUT.write_text('{"langgraph": "1.2.24", "programs": [\n' + lines + "\n]}\n")
     print(f"recorded {len(chosen)} programs to {OUT}")
     print("features:", dict(seen.most_common()))
     print("outcomes:", dict(outcomes.most_common()))

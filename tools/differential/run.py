@@ -26,7 +26,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from compare import MASKS, compare, signature  # noqa: E402
+from compare import FIXED, MASKS, compare, signature  # noqa: E402
 from emit import standalone  # noqa: E402
 from graphs import generate  # noqa: E402
 from shrink import candidates  # noqa: E402
@@ -157,8 +157,10 @@ def main() -> None:
     ap.add_argument("--max-shrinks", type=int, default=40)
     ap.add_argument("--raw", action="store_true", help="do not mask known differences")
     ap.add_argument("--census", action="store_true", help="count programs per known difference")
+    ap.add_argument("--mask-fixed", action="store_true", help="also mask the fixed (a) ones")
     args = ap.parse_args()
-    pair = Pair(set() if args.raw else None)
+    masks = set(MASKS) | (set(FIXED) if args.mask_fixed else set())
+    pair = Pair(set() if args.raw else masks)
     if args.show is not None:
         spec = generate(args.show)
         print(standalone(spec))
@@ -204,7 +206,7 @@ def main() -> None:
         done += 1
         if args.census:
             for m in MASKS:
-                if compare(lg, sg, spec, set(MASKS) - {m}):
+                if compare(lg, sg, spec, masks - {m}) and not diffs:
                     census[m] += 1
         inv = lg.get("modes", {}).get("invoke", {}).get("steps", [{}])
         outcomes[

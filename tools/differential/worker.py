@@ -163,7 +163,7 @@ def run_mode(spec: dict, ns: Any, mode: str) -> dict:
     kw = {"durability": spec["durability"]} if spec.get("durability") else {}
     update = spec.get("update")
     steps: list[Any] = []
-    marks: list[list[int]] = []  # [input index, round] of each step
+    marks: list[list[Any]] = []  # [input index, round, what was fed] of each step
     for k, inp in enumerate(spec["inputs"]):
         cur = _input(ns, inp)
         for rnd in range(MAX_ROUNDS):
