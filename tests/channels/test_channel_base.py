@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import operator
 import pickle
 import subprocess
 import sys
@@ -96,9 +97,12 @@ def test_slots_everywhere() -> None:
     for name in channels.__all__:
         cls = getattr(channels, name)
         for klass in cls.__mro__:
-            if klass is object:
+            # object and typing.Generic (a C type from Python 3.12 on) add no instance dict
+            if klass is object or klass.__module__ == "typing":
                 continue
             assert "__slots__" in klass.__dict__, f"{klass.__name__} lacks __slots__"
+    assert not hasattr(channels.LastValue(int), "__dict__")
+    assert not hasattr(channels.BinaryOperatorAggregate(int, operator.add), "__dict__")
     with pytest.raises(AttributeError):
         channels.LastValue(int).other = 1  # type: ignore[attr-defined]
 
@@ -114,6 +118,7 @@ def test_public_exports() -> None:
         "LastValue",
         "LastValueAfterFinish",
         "BinaryOperatorAggregate",
+        "DeltaChannel",
         "Topic",
         "EphemeralValue",
         "NamedBarrierValue",

@@ -182,6 +182,7 @@ def test_get_checkpoint_id_and_idx_map() -> None:
         "__interrupt__": -3,
         "__resume__": -4,
         "__resume_asked__": -5,
+        "__call_resume__": -6,
     }
 
 

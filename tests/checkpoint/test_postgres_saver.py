@@ -29,7 +29,13 @@ from stategraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from stategraph.graph import START, StateGraph
 from stategraph.types import Command, interrupt
 
-TABLES = {"sg_checkpoints", "sg_checkpoint_blobs", "sg_checkpoint_writes"}
+TABLES = {
+    "sg_checkpoints",
+    "sg_checkpoint_blobs",
+    "sg_checkpoint_writes",
+    "sg_checkpoint_format",
+    "sg_checkpoint_thread_ttl",
+}
 
 
 def put_step(
@@ -119,9 +125,10 @@ def test_setup_runs_on_first_use_and_applies_missing_migrations(pg_schema: PgSch
         saver = PostgresSaver(conn)
         config, _ = put_step(saver, {"configurable": {"thread_id": "t"}}, empty_checkpoint(), 0, 1)
         assert versions(conn) == list(range(len(MIGRATIONS)))
-        # Pretend the last migration is new: a fresh saver applies it (and only it).
+        # Pretend the index migration (v3) and the ones after it are new: a fresh saver
+        # applies them (and only them).
         conn.execute("DROP INDEX sg_checkpoints_thread_id_idx, sg_checkpoints_checkpoint_id_idx")
-        conn.execute("DELETE FROM sg_checkpoint_migrations WHERE v = %s", (len(MIGRATIONS) - 1,))
+        conn.execute("DELETE FROM sg_checkpoint_migrations WHERE v >= 3")
         again = PostgresSaver(conn)
         saved = again.get_tuple(config)
         assert saved is not None and saved.checkpoint["channel_values"] == {"x": 1}

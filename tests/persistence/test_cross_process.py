@@ -1,5 +1,5 @@
 """Seed 003's cross-process experiment: pause in one Python process, resume in another
-against the same SQLite file (``examples/sqlite_restart.py``).
+against the same SQLite file (``restart_worker.py`` beside this test).
 
 Recorded result of the seed (LangGraph 1.2.16)::
 
@@ -23,12 +23,12 @@ from persistence_helpers import shape
 from stategraph.checkpoint.sqlite import SqliteSaver
 from stategraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sqlite_restart.py"
+EXAMPLE = Path(__file__).resolve().parent / "restart_worker.py"
 SEED_RESULT = [{"phase": "paused", "next": ["review"]}, {"phase": "resumed", "approved": True}]
 
 
 def _example() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("sqlite_restart_example", EXAMPLE)
+    spec = importlib.util.spec_from_file_location("restart_worker", EXAMPLE)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -185,13 +185,19 @@ def test_a_finished_task_is_saved_while_its_sibling_still_runs(h: Harness, durab
 def _seed_graph(saver: Any, calls: dict[str, int]) -> Any:
     """Seed 003 ``pending_writes``: a and b run in one step; b fails the first time."""
 
+    a_finished = threading.Event()
+
     def a(state: Done) -> dict[str, Any]:
         calls["a"] += 1
+        a_finished.set()
         return {"done": ["A"]}
 
     def b(state: Done) -> dict[str, Any]:
         calls["b"] += 1
         if calls["b"] == 1:
+            # fail only once a has finished: a failure cancels the step's
+            # unfinished siblings, and this test is about a finished one
+            a_finished.wait(timeout=5)
             raise ValueError("simulated failure")
         return {"done": ["B"]}
 

@@ -36,7 +36,13 @@ WORKER = textwrap.dedent(
     from stategraph.graph import END, START, StateGraph
 
     db, work, phase, mode = sys.argv[1:5]
-    CFG = {"configurable": {"thread_id": "job"}}
+    # the killed process cannot release its thread lease: the new one waits for it to
+    # expire (lease_timeout) and takes the thread over
+    CFG = {
+        "configurable": {"thread_id": "job"},
+        "lease_timeout": 1.0,
+        "multitask_strategy": "enqueue",
+    }
 
     class State(TypedDict):
         log: Annotated[list[str], operator.add]

@@ -10,6 +10,7 @@ from __future__ import annotations
 from stategraph.channels.any_value import AnyValue
 from stategraph.channels.base import BaseChannel
 from stategraph.channels.binop import BinaryOperatorAggregate
+from stategraph.channels.delta import DeltaChannel
 from stategraph.channels.ephemeral_value import EphemeralValue
 from stategraph.channels.last_value import LastValue, LastValueAfterFinish
 from stategraph.channels.named_barrier_value import (
@@ -24,6 +25,7 @@ __all__ = [
     "LastValue",
     "LastValueAfterFinish",
     "BinaryOperatorAggregate",
+    "DeltaChannel",
     "Topic",
     "EphemeralValue",
     "NamedBarrierValue",

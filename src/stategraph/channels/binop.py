@@ -122,6 +122,8 @@ class BinaryOperatorAggregate(Generic[Value], BaseChannel[Value, Value, Value]):
     def from_checkpoint(self, checkpoint: Any) -> Self:
         """Return a new channel holding ``checkpoint``, or a fresh default for ``MISSING``."""
         new = self._empty()
+        if type(checkpoint).__name__ == "_DeltaSnapshot":
+            checkpoint = checkpoint.value  # written by a DeltaChannel of the same key
         new.value = default_value(self.typ) if checkpoint is MISSING else checkpoint
         return new
 

@@ -8,9 +8,11 @@ Both are used on every super-step, so they avoid the cost of importing :mod:`uui
 from __future__ import annotations
 
 import os
+import struct
 import threading
-import time
 from typing import TYPE_CHECKING, Union
+
+from stategraph import _clock
 
 if TYPE_CHECKING:
     import uuid
@@ -25,14 +27,14 @@ _lock = threading.Lock()
 _last_timestamp = 0
 
 # os.urandom is a system call (several microseconds on some VMs); ids are made on every
-# super-step, so random bytes are drawn in blocks and handed out 8 at a time.
-_rand_lock = threading.Lock()
-_rand_pool = bytearray()
+# super-step, so random bytes are drawn in blocks of 4 KiB, as 512 64-bit numbers handed
+# out one at a time. list.pop and list.extend are atomic: no lock is needed, and no
+# number is handed out twice.
+_rand_pool: list[int] = []
 
 
 def _reset_pool() -> None:
-    global _rand_pool
-    _rand_pool = bytearray()
+    _rand_pool.clear()
 
 
 if hasattr(os, "register_at_fork"):
@@ -42,13 +44,14 @@ if hasattr(os, "register_at_fork"):
 
 def _rand64() -> int:
     """64 random bits from the pooled ``os.urandom`` output."""
-    global _rand_pool
-    with _rand_lock:
-        if len(_rand_pool) < 8:
-            _rand_pool = bytearray(os.urandom(4096))
-        chunk = bytes(_rand_pool[-8:])
-        del _rand_pool[-8:]
-    return int.from_bytes(chunk, "big")
+    if _clock.get_source() is not _clock.SYSTEM:
+        _rand_pool.clear()
+        return int.from_bytes(_clock.random_bytes(8), "big")
+    try:
+        return _rand_pool.pop()
+    except IndexError:
+        _rand_pool.extend(struct.unpack("<512Q", os.urandom(4096)))
+        return _rand_pool.pop()
 
 
 def _next_timestamp() -> int:
@@ -59,8 +62,12 @@ def _next_timestamp() -> int:
     another in this process always sort in creation order.
     """
     global _last_timestamp
-    now = (time.time_ns() // 100 + _GREGORIAN_OFFSET) & _TS_MASK
+    now = (_clock.time_ns() // 100 + _GREGORIAN_OFFSET) & _TS_MASK
     with _lock:
+        if _clock.get_source() is not _clock.SYSTEM:
+            # a replaced clock (tests) decides alone: no memory of earlier real ids
+            _last_timestamp = now
+            return now
         if now <= _last_timestamp:
             now = _last_timestamp + 1
         _last_timestamp = now

@@ -7,7 +7,7 @@ from typing import Any
 
 from stategraph.constants import CONF
 
-__all__ = ["thread_ns_id", "checkpoint_config", "metadata_matches"]
+__all__ = ["thread_ns_id", "checkpoint_config", "metadata_matches", "list_args"]
 
 
 def thread_ns_id(config: Mapping[str, Any], what: str) -> tuple[str, str, str | None]:
@@ -51,3 +51,64 @@ def metadata_matches(metadata: Mapping[str, Any], filter: Mapping[str, Any] | No
         if actual is _ABSENT or actual != expected:
             return False
     return True
+
+
+def list_args(
+    config: Mapping[str, Any] | None,
+    filter: Any,
+    before: Any,
+    limit: Any,
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None, dict[str, Any] | None, int | None]:
+    """Normalise and check the arguments of ``list()`` the same way for every saver.
+
+    ``thread_id``, ``checkpoint_ns`` and ``checkpoint_id`` are converted with ``str``
+    as ``put`` and ``get_tuple`` do (``checkpoint_ns=None`` means ``""``). ``limit`` must
+    be ``None`` or an integer (anything with ``__index__``, not a bool, float or str);
+    ``filter`` a mapping with ``str`` keys; ``before`` a config. Raises ``TypeError``
+    naming the argument otherwise.
+    """
+    if config is not None and not isinstance(config, Mapping):
+        raise TypeError(
+            f"list() config must be a RunnableConfig dict or None, got {type(config).__name__}."
+        )
+    if before is not None and not isinstance(before, Mapping):
+        raise TypeError(
+            f"list() before must be a config such as {{'configurable': {{'checkpoint_id': "
+            f"...}}}} or None, got {type(before).__name__} {before!r}."
+        )
+    if limit is not None:
+        if isinstance(limit, (bool, float, str, bytes)) or not hasattr(limit, "__index__"):
+            raise TypeError(
+                f"list() limit must be an int or None, got {type(limit).__name__} {limit!r}."
+            )
+        limit = limit.__index__()
+    if filter is not None:
+        if not isinstance(filter, Mapping):
+            raise TypeError(
+                f"list() filter must be a mapping of metadata keys to values, got "
+                f"{type(filter).__name__}."
+            )
+        bad = [key for key in filter if not isinstance(key, str)]
+        if bad:
+            raise TypeError(
+                f"list() filter keys must be strings (metadata keys are strings), got "
+                f"{type(bad[0]).__name__} {bad[0]!r}."
+            )
+        filter = dict(filter)
+    return _normal_config(config), filter or None, _normal_config(before), limit
+
+
+def _normal_config(config: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    if config is None:
+        return None
+    conf = config.get(CONF)
+    if not conf:
+        return dict(config)
+    conf = dict(conf)
+    for key in ("thread_id", "checkpoint_id"):
+        if conf.get(key) is not None:
+            conf[key] = str(conf[key])
+    if "checkpoint_ns" in conf:
+        ns = conf["checkpoint_ns"]
+        conf["checkpoint_ns"] = "" if ns is None else str(ns)
+    return {**config, CONF: conf}

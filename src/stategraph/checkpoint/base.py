@@ -17,9 +17,11 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, NamedTuple, TypeVar, Un
 
 from typing_extensions import TypedDict
 
+from stategraph.checkpoint._delta_history import DeltaChannelHistory
 from stategraph.checkpoint._ids import uuid6, uuid6_str
+from stategraph.checkpoint.lease import LeaseSupport
 from stategraph.checkpoint.serde.base import SerializerProtocol, maybe_add_typed_methods
-from stategraph.constants import CONF, ERROR, INTERRUPT, RESUME, RESUME_ASKED
+from stategraph.constants import CALL_RESUME, CONF, ERROR, INTERRUPT, RESUME, RESUME_ASKED
 
 if TYPE_CHECKING:
     from stategraph.channels.base import BaseChannel
@@ -42,6 +44,7 @@ __all__ = [
     "get_checkpoint_metadata",
     "EXCLUDED_METADATA_KEYS",
     "uuid6",
+    "DeltaChannelHistory",
 ]
 
 V = TypeVar("V", int, float, str)
@@ -61,6 +64,7 @@ WRITES_IDX_MAP: dict[str, int] = {
     INTERRUPT: -3,
     RESUME: -4,
     RESUME_ASKED: -5,
+    CALL_RESUME: -6,
 }
 """Fixed (negative) write indexes of the special channels.
 
@@ -131,6 +135,16 @@ def dump_channel_value(serde: Any, channel: str, value: Any) -> tuple[str, bytes
     except Exception as exc:
         detail = getattr(exc, "detail", None) or str(exc)
         tp = type(value)
+        if not isinstance(exc, (SerializationError, TypeError)):
+            # a custom serializer's own error keeps its type; the note names the channel
+            from stategraph._notes import add_note
+
+            add_note(
+                exc,
+                f"While saving the value of channel '{channel}' "
+                f"(a {tp.__module__}.{tp.__qualname__}).",
+            )
+            raise
         raise SerializationError(
             f"Cannot save the value of channel '{channel}' (a {tp.__module__}.{tp.__qualname__}): "
             f"{detail}",
@@ -140,12 +154,12 @@ def dump_channel_value(serde: Any, channel: str, value: Any) -> tuple[str, bytes
 
 def empty_checkpoint() -> Checkpoint:
     """Return a new checkpoint with no channels (fresh id and timestamp)."""
-    from datetime import datetime, timezone
+    from stategraph import _clock
 
     return Checkpoint(
         v=4,
         id=uuid6_str(),
-        ts=datetime.now(timezone.utc).isoformat(),
+        ts=_clock.utc_now().isoformat(),
         channel_values={},
         channel_versions={},
         versions_seen={},
@@ -186,7 +200,7 @@ def create_checkpoint(
     values come from ``channels[k].checkpoint()`` for every channel that is not empty;
     with ``channels=None`` the values of ``checkpoint`` are kept.
     """
-    from datetime import datetime, timezone
+    from stategraph import _clock
 
     if channels is None:
         values = dict(checkpoint["channel_values"])
@@ -201,7 +215,7 @@ def create_checkpoint(
     return Checkpoint(
         v=4,
         id=id or uuid6_str(clock_seq=step),
-        ts=datetime.now(timezone.utc).isoformat(),
+        ts=_clock.utc_now().isoformat(),
         channel_values=values,
         channel_versions=dict(checkpoint["channel_versions"]),
         versions_seen={k: dict(v) for k, v in checkpoint["versions_seen"].items()},
@@ -291,7 +305,7 @@ class _DefaultSerde:
         return serde
 
 
-class BaseCheckpointSaver(Generic[V]):
+class BaseCheckpointSaver(LeaseSupport, Generic[V]):
     """Base class of checkpoint savers: subclass it and implement the methods.
 
     Implement the sync methods (``get_tuple``, ``list``, ``put``, ``put_writes``,
@@ -303,7 +317,9 @@ class BaseCheckpointSaver(Generic[V]):
 
     Every method receives a run config; ``config["configurable"]`` carries
     ``thread_id``, ``checkpoint_ns`` (default ``""``) and optionally ``checkpoint_id``.
-    See ``docs/checkpointer.md`` for the guarantees a saver must give.
+    See ``docs/checkpointer.md`` for the guarantees a saver must give. The per-thread
+    lease primitives (``lease_*``) come from
+    :class:`~stategraph.checkpoint.lease.LeaseSupport`.
     """
 
     if TYPE_CHECKING:
@@ -490,6 +506,61 @@ class BaseCheckpointSaver(Generic[V]):
         import asyncio
 
         await asyncio.to_thread(self.delete_thread, thread_id)
+
+    # -- delta channels ----------------------------------------------------------
+
+    def get_delta_channel_history(
+        self, *, config: dict[str, Any], channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """Return, per channel in ``channels``, what rebuilds its value at the
+        checkpoint ``config`` names: ``{"writes": [...], "seed": value}``.
+
+        ``seed`` is the nearest value stored for the channel at that checkpoint or an
+        ancestor (absent when none is: start empty); ``writes`` are the
+        ``(task_id, channel, value)`` writes made to it since, oldest first, in the
+        order the runtime applied them. Used by the runtime for ``DeltaChannel``
+        values. This implementation walks parents with :meth:`get_tuple`; savers may
+        override it with a faster one.
+        """
+        from stategraph.checkpoint import _delta_history as dh
+
+        gen = dh.walk(self.get_tuple(config), channels)
+        value: Any = None
+        try:
+            while True:
+                kind, arg = gen.send(value)
+                value = self.get_tuple(arg) if kind == dh.TUPLE else self._task_paths(arg)
+        except StopIteration as stop:
+            result: Mapping[str, DeltaChannelHistory] = stop.value
+            return result
+
+    async def aget_delta_channel_history(
+        self, *, config: dict[str, Any], channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """Async twin of :meth:`get_delta_channel_history`."""
+        from stategraph.checkpoint import _delta_history as dh
+
+        gen = dh.walk(await self.aget_tuple(config), channels)
+        value: Any = None
+        try:
+            while True:
+                kind, arg = gen.send(value)
+                if kind == dh.TUPLE:
+                    value = await self.aget_tuple(arg)
+                else:
+                    value = await self._atask_paths(arg)
+        except StopIteration as stop:
+            result: Mapping[str, DeltaChannelHistory] = stop.value
+            return result
+
+    def _task_paths(self, saved: CheckpointTuple) -> Mapping[str, str]:
+        """Task id -> saved task path of the pending writes of ``saved`` (empty when
+        the saver does not keep paths: writes then keep their saved order)."""
+        return {}
+
+    async def _atask_paths(self, saved: CheckpointTuple) -> Mapping[str, str]:
+        """Async twin of :meth:`_task_paths`."""
+        return self._task_paths(saved)
 
     # -- versions --------------------------------------------------------------
 

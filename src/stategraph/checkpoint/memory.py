@@ -10,13 +10,31 @@ saved with an earlier one.
 from __future__ import annotations
 
 import threading
+import time
 from collections import defaultdict
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Optional
 
+from stategraph.checkpoint._compact import pack_checkpoint, unpack_checkpoint
+from stategraph.checkpoint._delta_history import DeltaChannelHistory
 from stategraph.checkpoint._ids import next_string_version
-from stategraph.checkpoint._util import checkpoint_config, metadata_matches, thread_ns_id
+from stategraph.checkpoint._list_delta import DELTA_TYPE, ListDeltaCodec, Pending, delta_base
+from stategraph.checkpoint._retention import (
+    PruneStrategy,
+    Sweeper,
+    TTLConfig,
+    check_prune_args,
+    check_ttl,
+    close_over_deltas,
+    keep_latest,
+)
+from stategraph.checkpoint._util import (
+    checkpoint_config,
+    list_args,
+    metadata_matches,
+    thread_ns_id,
+)
 from stategraph.checkpoint.base import (
     WRITES_IDX_MAP,
     BaseCheckpointSaver,
@@ -29,6 +47,7 @@ from stategraph.checkpoint.base import (
     dump_channel_value,
     get_checkpoint_metadata,
 )
+from stategraph.checkpoint.lease import Lease, lease_token
 from stategraph.constants import CONF
 
 __all__ = ["InMemorySaver", "MemorySaver"]
@@ -55,12 +74,33 @@ class InMemorySaver(BaseCheckpointSaver[str]):
       (task_id, channel, value, task_path)``.
 
     Thread-safe (one re-entrant lock). The async methods run inline: there is no I/O.
-    Versions are strings (see :meth:`get_next_version`).
+    Versions are strings (see :meth:`get_next_version`). Leases are in-process
+    (:class:`~stategraph.checkpoint.lease.LocalLeases`) and fence every write.
     """
 
-    def __init__(self, *, serde: SerializerProtocol | None = None) -> None:
-        """Create an empty saver; ``serde`` defaults to ``JsonPlusSerializer()``."""
+    lease_fencing = True
+    lease_rollback_supported = True
+
+    def __init__(
+        self,
+        *,
+        serde: SerializerProtocol | None = None,
+        delta_storage: bool = True,
+        ttl: TTLConfig | None = None,
+    ) -> None:
+        """Create an empty saver; ``serde`` defaults to ``JsonPlusSerializer()``.
+
+        ``delta_storage`` (default on) stores a new version of a list value as the
+        change from the version stored before it (see the persistence guide);
+        ``False`` stores every version whole, as releases before it did.
+        ``ttl`` (``{"default_ttl": minutes, ...}``) lets :meth:`sweep` delete threads
+        not written (or read) for that long.
+        """
         super().__init__(serde=serde)
+        self.ttl = check_ttl(ttl, "InMemorySaver")
+        self._touched: dict[str, float] = {}
+        self._sweeper: Sweeper | None = None
+        self.delta: ListDeltaCodec | None = ListDeltaCodec(self.serde) if delta_storage else None
         self.storage: defaultdict[str, defaultdict[str, dict[str, SavedCheckpoint]]] = defaultdict(
             lambda: defaultdict(dict)
         )
@@ -103,12 +143,23 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         """Rebuild a tuple from storage; the caller holds the lock."""
         loads = self.serde.loads_typed
         cp_typed, md_typed, parent_id = saved
-        checkpoint: Checkpoint = loads(cp_typed)
+        checkpoint: Checkpoint = unpack_checkpoint(loads(cp_typed), checkpoint_id)  # type: ignore[assignment]
         values: dict[str, Any] = {}
+        codec = self.delta
+        if codec is not None:
+            codec.serde = self.serde
         for channel, version in checkpoint["channel_versions"].items():
             blob = self.blobs.get((thread_id, ns, channel, version))
-            if blob is not None:
+            if blob is None:
+                continue
+            if codec is None:
                 values[channel] = loads(blob)
+            else:
+
+                def fetch(v: Any, _c: str = channel) -> Typed | None:
+                    return self.blobs.get((thread_id, ns, _c, v))
+
+                values[channel] = codec.decode((thread_id, ns, channel), version, blob, fetch)
         checkpoint["channel_values"] = values
         bucket = self.writes.get((thread_id, ns, checkpoint_id), {})
         pending: list[PendingWrite] = [
@@ -137,6 +188,8 @@ class InMemorySaver(BaseCheckpointSaver[str]):
             saved = by_ns.get(ns, {}).get(checkpoint_id) if by_ns is not None else None
             if saved is None:
                 return None
+            if self.ttl is not None and self.ttl.get("refresh_on_read", True):
+                self._touched[thread_id] = time.time()
             return self._load(thread_id, ns, checkpoint_id, saved)
 
     def list(
@@ -148,6 +201,7 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         limit: int | None = None,
     ) -> Iterator[CheckpointTuple]:
         """Yield matching checkpoints newest first (see ``BaseCheckpointSaver.list``)."""
+        config, filter, before, limit = list_args(config, filter, before, limit)
         conf = (config or {}).get(CONF) or {}
         thread_id = conf.get("thread_id")
         ns_given = "checkpoint_ns" in conf
@@ -204,24 +258,60 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         thread_id, ns, parent_id = thread_ns_id(config, "InMemorySaver.put")
         body = dict(checkpoint)
         values: dict[str, Any] = body.pop("channel_values")  # type: ignore[assignment]
-        blobs: dict[BlobKey, Typed | None] = {
-            (thread_id, ns, channel, version): (
-                dump_channel_value(self.serde, channel, values[channel])
-                if channel in values
-                else None
-            )
-            for channel, version in new_versions.items()
-        }
+        blobs: dict[BlobKey, Typed | None] = {}
+        codec = self.delta
+        pending: list[Pending] = []
+        if codec is not None:
+            codec.serde = self.serde
+        for channel, version in new_versions.items():
+            if channel not in values:
+                blobs[(thread_id, ns, channel, version)] = None
+            elif codec is None:
+                blobs[(thread_id, ns, channel, version)] = dump_channel_value(
+                    self.serde, channel, values[channel]
+                )
+            else:
+                typed, entry = codec.encode(
+                    (thread_id, ns, channel),
+                    version,
+                    values[channel],
+                    lambda v, _c=channel: dump_channel_value(self.serde, _c, v),  # type: ignore[misc]
+                )
+                blobs[(thread_id, ns, channel, version)] = typed
+                if entry is not None:
+                    pending.append(entry)
         stored_metadata = get_checkpoint_metadata(config, metadata)
         saved: SavedCheckpoint = (
-            self.serde.dumps_typed(body),
+            self.serde.dumps_typed(pack_checkpoint(body)),
             self.serde.dumps_typed(stored_metadata),
             parent_id,
         )
         checkpoint_id = checkpoint["id"]
+        token = lease_token(config)
         with self._lock:
-            self.blobs.update(blobs)
+            if token is not None:
+                leases = self._local_leases()
+                leases.check(thread_id, token)
+                leases.record(thread_id, token, ns, checkpoint_id)
+            for i, entry in enumerate(pending):
+                if entry.base is not None and (thread_id, ns, entry.key[2], entry.base) not in (
+                    self.blobs
+                ):
+                    # the base is gone (pruned since the delta was made): store whole
+                    channel = entry.key[2]
+                    typed = dump_channel_value(self.serde, channel, values[channel])
+                    blobs[(thread_id, ns, channel, entry.version)] = typed
+                    pending[i] = ListDeltaCodec.as_snapshot(entry, typed)
+            for bkey, stored in blobs.items():
+                if stored is not None and stored[0] == DELTA_TYPE and bkey in self.blobs:
+                    continue  # this version is stored already (whole or as a delta)
+                self.blobs[bkey] = stored
             self.storage[thread_id][ns][checkpoint_id] = saved
+            if self.ttl is not None:
+                self._touched[thread_id] = time.time()
+            if codec is not None:
+                for entry in pending:
+                    codec.commit(entry)
             latest = self._latest.get((thread_id, ns))
             if latest is None or checkpoint_id > latest:
                 self._latest[(thread_id, ns)] = checkpoint_id
@@ -250,8 +340,13 @@ class InMemorySaver(BaseCheckpointSaver[str]):
             )
             for i, (channel, value) in enumerate(writes)
         ]
+        token = lease_token(config)
         with self._lock:
+            if token is not None:
+                self._local_leases().check(thread_id, token)
             bucket = self.writes[(thread_id, ns, checkpoint_id)]
+            if self.ttl is not None:
+                self._touched[thread_id] = time.time()
             for idx, channel, value in rows:
                 key = (task_id, idx)
                 if idx >= 0 and key in bucket:
@@ -269,12 +364,224 @@ class InMemorySaver(BaseCheckpointSaver[str]):
                 del self.blobs[bkey]
             for lkey in [k for k in self._latest if k[0] == thread_id]:
                 del self._latest[lkey]
+            self._touched.pop(thread_id, None)
+            if self.delta is not None:
+                self.delta.forget(thread_id)
+
+    # -- retention ---------------------------------------------------------------
+
+    def prune(
+        self,
+        thread_ids: Sequence[str],
+        *,
+        strategy: PruneStrategy = "keep_latest",
+        keep_last: int | None = None,
+    ) -> None:
+        """Shrink the history of ``thread_ids``.
+
+        ``strategy="keep_latest"`` keeps the ``keep_last`` (default 1) newest
+        checkpoints of each namespace, with their pending writes, plus any ancestor a
+        kept checkpoint needs to rebuild its ``DeltaChannel`` values; values stored as
+        deltas are rewritten whole first, so every kept checkpoint stays readable.
+        ``strategy="delete"`` deletes the threads. Other threads are never touched.
+        """
+        ids, n = check_prune_args(thread_ids, strategy, keep_last, "InMemorySaver")
+        for tid in ids:
+            if strategy == "delete":
+                self.delete_thread(tid)
+                continue
+            with self._lock:
+                tuples = list(self.list({CONF: {"thread_id": tid}}))
+                self._retain(tid, close_over_deltas(tuples, keep_latest(tuples, n)), tuples)
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Delete the checkpoints (and their writes) whose metadata ``run_id`` is in
+        ``run_ids``, in every thread; one a remaining checkpoint needs to rebuild its
+        ``DeltaChannel`` values stays."""
+        wanted = {str(r) for r in run_ids}
+        if not wanted:
+            return
+        with self._lock:
+            for tid in list(self.storage):
+                tuples = list(self.list({CONF: {"thread_id": tid}}))
+                nodes = {
+                    (t.config[CONF]["checkpoint_ns"], t.config[CONF]["checkpoint_id"]): t
+                    for t in tuples
+                }
+                drop = {
+                    node
+                    for node, t in nodes.items()
+                    if str((t.metadata or {}).get("run_id")) in wanted
+                }
+                if drop:
+                    keep = close_over_deltas(tuples, set(nodes) - drop)
+                    self._retain(tid, keep, tuples)
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy every checkpoint, write and value of one thread to a new thread id
+        (checkpoint ids, parents and metadata unchanged). The target must be empty."""
+        src, dst = str(source_thread_id), str(target_thread_id)
+        with self._lock:
+            if src not in self.storage:
+                raise ValueError(f"InMemorySaver.copy_thread: thread '{src}' has no checkpoints.")
+            if self.storage.get(dst):
+                raise ValueError(
+                    f"InMemorySaver.copy_thread: thread '{dst}' already has checkpoints; "
+                    "delete it first (delete_thread) or pick another id."
+                )
+            for ns, by_id in self.storage[src].items():
+                self.storage[dst][ns] = dict(by_id)
+            for (tid, ns, cid), bucket in list(self.writes.items()):
+                if tid == src:
+                    self.writes[(dst, ns, cid)] = dict(bucket)
+            for (tid, ns, channel, version), blob in list(self.blobs.items()):
+                if tid == src:
+                    self.blobs[(dst, ns, channel, version)] = blob
+            for (tid, ns), latest in list(self._latest.items()):
+                if tid == src:
+                    self._latest[(dst, ns)] = latest
+            if self.ttl is not None:
+                self._touched[dst] = time.time()
+
+    def _retain(
+        self, tid: str, keep: set[tuple[str, str]], tuples: Sequence[CheckpointTuple]
+    ) -> None:
+        """Keep only the checkpoints ``keep`` of thread ``tid`` (lock held)."""
+        referenced: set[tuple[str, str, Any]] = set()
+        kept: list[tuple[str, str, Any, Any]] = []
+        for t in tuples:
+            ns, cid = t.config[CONF]["checkpoint_ns"], t.config[CONF]["checkpoint_id"]
+            if (ns, cid) not in keep:
+                continue
+            values = t.checkpoint["channel_values"]
+            for channel, version in t.checkpoint["channel_versions"].items():
+                referenced.add((ns, channel, version))
+                if channel in values:
+                    kept.append((ns, channel, version, values[channel]))
+        for ns, channel, version, value in kept:
+            bkey = (tid, ns, channel, version)
+            blob = self.blobs.get(bkey)
+            if (
+                blob is not None
+                and blob[0] == DELTA_TYPE
+                and (ns, channel, delta_base(blob[1])) not in referenced
+            ):
+                # rebase: the delta's base goes, store this version whole
+                self.blobs[bkey] = dump_channel_value(self.serde, channel, value)
+        by_ns: dict[str, dict[str, SavedCheckpoint]] = self.storage.get(tid) or {}
+        for ns, by_id in by_ns.items():
+            for cid in [c for c in by_id if (ns, c) not in keep]:
+                del by_id[cid]
+                self.writes.pop((tid, ns, cid), None)
+        for bkey in [k for k in self.blobs if k[0] == tid and k[1:] not in referenced]:
+            del self.blobs[bkey]
+        for ns in [ns for ns, by_id in by_ns.items() if not by_id]:
+            del by_ns[ns]
+            self._latest.pop((tid, ns), None)
+        for ns, by_id in by_ns.items():
+            self._latest[(tid, ns)] = max(by_id)
+        if not by_ns:
+            self.storage.pop(tid, None)
+        if self.delta is not None:
+            self.delta.forget(tid)
+
+    # -- time to live ----------------------------------------------------------------
+
+    def sweep(self) -> int:
+        """Delete the threads whose time to live ran out; return how many.
+
+        A thread lives ``ttl["default_ttl"]`` minutes after its last write (or read,
+        with ``refresh_on_read``). Without ``ttl`` nothing expires.
+        """
+        if self.ttl is None:
+            return 0
+        cutoff = time.time() - self.ttl["default_ttl"] * 60.0
+        with self._lock:
+            expired = [tid for tid, at in self._touched.items() if at < cutoff]
+        for tid in expired:
+            self.delete_thread(tid)
+        return len(expired)
+
+    def start_ttl_sweeper(self) -> None:
+        """Run :meth:`sweep` in a background thread every
+        ``ttl["sweep_interval_minutes"]`` (default: every ``default_ttl`` / 4)."""
+        if self.ttl is None:
+            raise ValueError(
+                "InMemorySaver.start_ttl_sweeper() needs a ttl: "
+                "InMemorySaver(ttl={'default_ttl': minutes})."
+            )
+        if self._sweeper is None:
+            interval = self.ttl.get("sweep_interval_minutes") or self.ttl["default_ttl"] / 4
+            self._sweeper = Sweeper(self.sweep, interval, "stategraph-ttl-memory")
+
+    def stop_ttl_sweeper(self) -> None:
+        """Stop the background sweeper (if running)."""
+        if self._sweeper is not None:
+            self._sweeper.stop()
+            self._sweeper = None
+
+    async def aprune(
+        self,
+        thread_ids: Sequence[str],
+        *,
+        strategy: PruneStrategy = "keep_latest",
+        keep_last: int | None = None,
+    ) -> None:
+        """Async twin of :meth:`prune`."""
+        self.prune(thread_ids, strategy=strategy, keep_last=keep_last)
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Async twin of :meth:`delete_for_runs`."""
+        self.delete_for_runs(run_ids)
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Async twin of :meth:`copy_thread`."""
+        self.copy_thread(source_thread_id, target_thread_id)
+
+    async def asweep(self) -> int:
+        """Async twin of :meth:`sweep`."""
+        return self.sweep()
+
+    def _task_paths(self, saved: CheckpointTuple) -> dict[str, str]:
+        """Task id -> saved task path of the pending writes of ``saved``."""
+        conf = saved.config[CONF]
+        key = (conf["thread_id"], conf.get("checkpoint_ns", ""), conf["checkpoint_id"])
+        with self._lock:
+            bucket = self.writes.get(key, {})
+            return {task_id: path for task_id, _, _, path in bucket.values()}
+
+    def lease_rollback(self, lease: Lease, tokens: Iterable[int]) -> int:
+        """Delete the checkpoints (and their writes) created under ``tokens``."""
+        thread_id = lease.thread_id
+        with self._lock:
+            leases = self._local_leases()
+            leases.check(thread_id, lease.token)
+            gone = leases.take_log(thread_id, tokens)
+            by_ns = self.storage.get(thread_id)
+            for ns, checkpoint_id in gone:
+                if by_ns is not None:
+                    by_ns.get(ns, {}).pop(checkpoint_id, None)
+                self.writes.pop((thread_id, ns, checkpoint_id), None)
+            for ns in {ns for ns, _ in gone}:
+                remaining = by_ns.get(ns) if by_ns is not None else None
+                if remaining:
+                    self._latest[(thread_id, ns)] = max(remaining)
+                else:
+                    self._latest.pop((thread_id, ns), None)
+            return len(gone)
 
     # -- async twins (no I/O: run inline) ----------------------------------------
 
     async def aget_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
         """Async twin of :meth:`get_tuple`."""
         return self.get_tuple(config)
+
+    async def aget_delta_channel_history(
+        self, *, config: dict[str, Any], channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """Async twin of :meth:`get_delta_channel_history`, which it calls (so an
+        override of the sync method serves both, as with LangGraph's in-memory saver)."""
+        return self.get_delta_channel_history(config=config, channels=channels)
 
     async def alist(
         self,

@@ -235,6 +235,23 @@ class Backend(ABC):
     def refresh(self, record: Record, now: float) -> None:
         """Restart the TTL of ``record`` (which has ``ttl_minutes``) from ``now``."""
 
+    def rank(
+        self,
+        prefix: tuple[str, ...],
+        now: float,
+        query: Any,
+        predicate: Predicate | None,
+        limit: int,
+        offset: int,
+    ) -> list[tuple[Record, float | None]] | None:
+        """Rank live records under ``prefix`` by similarity to ``query`` in storage.
+
+        Returns the page ``[offset, offset + limit)`` of the records satisfying
+        ``predicate``, best first (``None`` scores last, ties newest first), or ``None``
+        when the backend cannot rank: the engine then ranks in Python.
+        """
+        return None
+
 
 def _matches_condition(ns: tuple[str, ...], cond: MatchCondition) -> bool:
     path = cond.path
@@ -305,6 +322,10 @@ class _Executor:
         slot = self.plan.query_slots.get(i)
         query = None if slot is None else self.vectors.queries[slot]
         predicate = compile_filter(op.filter)
+        if query is not None:
+            ranked = self.backend.rank(prefix, self.now, query, predicate, op.limit, op.offset)
+            if ranked is not None:
+                return self._found(op, ranked)
         pushdown = query is None and predicate is None
         records = self.backend.scan(
             prefix,
@@ -332,6 +353,9 @@ class _Executor:
             close = getattr(records, "close", None)
             if close is not None:
                 close()
+        return self._found(op, hits)
+
+    def _found(self, op: SearchOp, hits: list[tuple[Record, float | None]]) -> list[SearchItem]:
         if op.refresh_ttl:
             for rec, _ in hits:
                 if rec.ttl_minutes is not None:

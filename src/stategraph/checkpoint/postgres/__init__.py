@@ -21,8 +21,9 @@ one autocommit connection can serve every thread of a run. For the async API see
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, Union
 
 try:
@@ -34,6 +35,14 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         'pip install "stategraph[postgres]"'
     ) from exc
 
+from stategraph.checkpoint._list_delta import Pending
+from stategraph.checkpoint._retention import (
+    PruneStrategy,
+    Sweeper,
+    TTLConfig,
+    check_prune_args,
+    check_ttl,
+)
 from stategraph.checkpoint._util import checkpoint_config
 from stategraph.checkpoint.base import (
     ChannelVersions,
@@ -42,8 +51,29 @@ from stategraph.checkpoint.base import (
     CheckpointTuple,
     SerializerProtocol,
 )
+from stategraph.checkpoint.langgraph_import._guard import (
+    langgraph_postgres_statement,
+    postgres_error,
+)
+from stategraph.checkpoint.lease import lease_token
+from stategraph.checkpoint.lease_savers import SqlLeases
+from stategraph.checkpoint.lease_sql import (
+    POSTGRES,
+    Op,
+    Statement,
+    pg_fence_statements,
+    run_psycopg,
+)
 from stategraph.checkpoint.postgres import _sql
-from stategraph.checkpoint.postgres._base import ListQuery, PostgresCore, autocommit_error
+from stategraph.checkpoint.postgres._base import (
+    ListQuery,
+    PostgresCore,
+    autocommit_error,
+    check_format,
+    choose_latest,
+    choose_without_runs,
+)
+from stategraph.errors import LeaseLostError
 
 if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
@@ -69,6 +99,10 @@ def _migrate(conn: psycopg.Connection[Any]) -> None:
 
     last = len(_sql.MIGRATIONS) - 1
     with conn.cursor(row_factory=tuple_row) as cur:
+        cur.execute(langgraph_postgres_statement())
+        refused = postgres_error("PostgresSaver", cur.fetchone())
+        if refused is not None:
+            raise refused
         if current(cur) >= last:
             return
     with conn.transaction(), conn.cursor(row_factory=tuple_row) as cur:
@@ -80,7 +114,7 @@ def _migrate(conn: psycopg.Connection[Any]) -> None:
             cur.execute(_sql.INSERT_VERSION, (v,))
 
 
-class PostgresSaver(PostgresCore):
+class PostgresSaver(SqlLeases, PostgresCore):
     """Checkpoint saver backed by PostgreSQL through psycopg 3.
 
     ``PostgresSaver(conn)`` takes a :class:`psycopg.Connection` opened with
@@ -91,11 +125,33 @@ class PostgresSaver(PostgresCore):
     the connection, and uses the tables of the connection's ``search_path``.
 
     Versions are strings (``get_next_version``), like the other bundled savers.
+    Per-thread leases live in the database (:mod:`stategraph.checkpoint.lease_sql`);
+    a leased run's write and its fencing check run in one transaction, so calls on one
+    shared connection take turns (a pool runs them in parallel).
     """
 
-    def __init__(self, conn: Conn, *, serde: SerializerProtocol | None = None) -> None:
-        """Wrap ``conn`` (connection or pool); ``serde`` defaults to ``JsonPlusSerializer()``."""
+    _lease_dialect = POSTGRES
+
+    def __init__(
+        self,
+        conn: Conn,
+        *,
+        serde: SerializerProtocol | None = None,
+        delta_storage: bool = True,
+        ttl: TTLConfig | None = None,
+    ) -> None:
+        """Wrap ``conn`` (connection or pool); ``serde`` defaults to ``JsonPlusSerializer()``.
+
+        ``delta_storage`` (default on) stores a new version of a list value as the
+        change from the version stored before it (see the persistence guide);
+        ``False`` stores every version whole. Either way every stored format is read.
+        ``ttl`` (``{"default_ttl": minutes, ...}``) lets :meth:`sweep` delete threads
+        not written (or read) for that long.
+        """
         super().__init__(serde=serde)
+        self._init_delta(delta_storage)
+        self.ttl = check_ttl(ttl, type(self).__name__)
+        self._sweeper: Sweeper | None = None
         if isinstance(conn, psycopg.Connection):
             if not conn.autocommit:
                 raise autocommit_error(type(self).__name__)
@@ -112,6 +168,7 @@ class PostgresSaver(PostgresCore):
             )
         self.lock = threading.Lock()
         self.is_setup = False
+        self._conn_lock = threading.RLock()
 
     @classmethod
     @contextmanager
@@ -135,7 +192,8 @@ class PostgresSaver(PostgresCore):
         assert conn is not None
         if not conn.autocommit:
             raise autocommit_error(type(self).__name__)
-        yield conn
+        with self._conn_lock:  # a transaction of one call must not take in another's
+            yield conn
 
     def setup(self) -> None:
         """Create the tables and apply missing migrations (idempotent; runs on first
@@ -145,6 +203,9 @@ class PostgresSaver(PostgresCore):
                 return
             with self._connection() as conn:
                 _migrate(conn)
+                with conn.cursor(row_factory=tuple_row) as cur:
+                    cur.execute(_sql.CHECK_FORMAT)
+                    check_format(cur.fetchone())
             self.is_setup = True
 
     def _fetch(self, sql: str, params: Any) -> list[tuple[Any, ...]]:
@@ -160,6 +221,77 @@ class PostgresSaver(PostgresCore):
         with self._connection() as conn, conn.cursor(row_factory=tuple_row) as cur:
             cur.execute(sql, params)
 
+    def _execute_fenced(self, check: list[Statement], sql: str, params: Any) -> None:
+        """Run the fence ``check`` and ``sql`` in one transaction, pipelined (one round
+        trip): a failed fence aborts the transaction before ``sql`` can commit.
+
+        On an autocommit connection the statements go out before a single Sync, so
+        they form one *implicit* transaction (committed at the Sync, rolled back
+        whole when any of them fails): no BEGIN/COMMIT round trips. A connection
+        that is not in autocommit mode (a pool configured so) gets an explicit one."""
+        if not self.is_setup:
+            self.setup()
+        try:
+            with self._connection() as conn, conn.pipeline():
+                with (
+                    nullcontext() if conn.autocommit else conn.transaction(),
+                    conn.cursor(row_factory=tuple_row) as cur,
+                ):
+                    for statement, args in check:
+                        cur.execute(statement, args)
+                    cur.execute(sql, params)
+        except psycopg.errors.DivisionByZero:
+            raise LeaseLostError(
+                str(check[0][1][0]),
+                int(check[0][1][1]),
+                "it expired or another run took the thread over",
+            ) from None
+
+    def _put_on_bases(
+        self, params: dict[str, Any], check: dict[str, Any], fenced: list[Statement]
+    ) -> list[Pending]:
+        """Save a checkpoint holding deltas in one transaction: lock the thread's
+        delta bases against retention (shared), check the bases are stored (a delta
+        whose base is gone is stored whole), fence, save. Two round trips."""
+        if not self.is_setup:
+            self.setup()
+        try:
+            with self._connection() as conn, conn.transaction():
+                with conn.cursor(row_factory=tuple_row) as cur:
+                    with conn.pipeline():
+                        cur.execute(_sql.LOCK_BASES_SHARED, {"thread_id": params["thread_id"]})
+                        cur.execute(_sql.EXISTING_BLOBS, check)
+                        existing = cur.fetchall()
+                    params, done = self.finish_put_params(params, existing)
+                    with conn.pipeline():
+                        for statement, args in fenced:
+                            cur.execute(statement, args)
+                        cur.execute(_sql.PUT, params)
+        except psycopg.errors.DivisionByZero:
+            raise LeaseLostError(
+                str(fenced[0][1][0]),
+                int(fenced[0][1][1]),
+                "it expired or another run took the thread over",
+            ) from None
+        return done
+
+    def _lease_run(self, op: Op, single: bool = False) -> Any:
+        """Run a lease operation in one transaction (tables made on first use); a
+        ``single``-statement one runs on its own (atomic, one round trip)."""
+        if not getattr(self, "_lease_tables", False):
+            with self._connection() as conn, conn.transaction():
+                with conn.cursor(row_factory=tuple_row) as cur:
+                    cur.execute(_sql.LOCK_SETUP, (_sql.SETUP_LOCK_KEY,))
+                    for statement in POSTGRES.ddl:
+                        cur.execute(statement)
+            self._lease_tables = True
+        if single:
+            with self._connection() as conn, conn.cursor(row_factory=tuple_row) as cur:
+                return run_psycopg(cur, op)
+        with self._connection() as conn, conn.transaction():
+            with conn.cursor(row_factory=tuple_row) as cur:
+                return run_psycopg(cur, op)
+
     # -- reading ---------------------------------------------------------------
 
     def get_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
@@ -167,7 +299,31 @@ class PostgresSaver(PostgresCore):
         ``(thread_id, checkpoint_ns)``, with its pending writes; ``None`` if absent."""
         sql, params = self.get_tuple_statement(config)
         rows = self._fetch(sql, params)
-        return self.row_to_tuple(rows[0]) if rows else None
+        if not rows:
+            return None
+        if self.ttl is not None and self.ttl.get("refresh_on_read", True):
+            self._execute(_sql.TOUCH, {"thread_id": rows[0][0], "at": time.time()})
+        try:
+            return self.row_to_tuple(rows[0], None, self._bases(rows, use_cache=True))
+        except ValueError:
+            # a cached version went out of memory meanwhile: read its whole chain
+            return self.row_to_tuple(rows[0], None, self._bases(rows))
+
+    def _bases(
+        self, rows: list[tuple[Any, ...]], use_cache: bool = False
+    ) -> dict[tuple[str, str, str, str], Any]:
+        """The stored values the deltas in ``rows`` are based on (read as needed)."""
+        extra = self.row_blobs(rows) if len(rows) > 1 else {}
+        while True:
+            missing = self.missing_bases(rows, extra, use_cache)
+            if not missing:
+                return extra
+            for want in missing:
+                got = self._fetch(_sql.FETCH_CHAIN, want)
+                for version, vtype, blob in got:
+                    extra[(want["thread_id"], want["ns"], want["channel"], version)] = (vtype, blob)
+                if not got:
+                    return extra  # decoding reports the missing base
 
     def list(
         self,
@@ -185,7 +341,8 @@ class PostgresSaver(PostgresCore):
         query = ListQuery(config, filter, before, limit)
         while not query.done:
             sql, params, page = query.next_statement()
-            yield from query.take(self, self._fetch(sql, params), page)
+            rows = self._fetch(sql, params)
+            yield from query.take(self, rows, page, self._bases(rows))
 
     # -- writing ---------------------------------------------------------------
 
@@ -200,7 +357,26 @@ class PostgresSaver(PostgresCore):
         statement) and return the config naming it. ``config``'s ``checkpoint_id`` is
         recorded as the parent."""
         params = self.put_params(config, checkpoint, metadata, new_versions)
-        self._execute(_sql.PUT, params)
+        check = self.base_check_params(params)
+        token = lease_token(config)
+        fenced = (
+            pg_fence_statements(params["thread_id"], token, params["ns"], checkpoint["id"])
+            if token is not None
+            else []
+        )
+        if check is not None:
+            done = self._put_on_bases(params, check, fenced)
+        else:
+            params, done = self.finish_put_params(params, None)
+            if not fenced:
+                self._execute(_sql.PUT, params)
+            else:
+                self._execute_fenced(fenced, _sql.PUT, params)
+        if self.ttl is not None:
+            self._execute(_sql.TOUCH, {"thread_id": params["thread_id"], "at": time.time()})
+        if self.delta is not None:
+            for entry in done:
+                self.delta.commit(entry)
         return checkpoint_config(params["thread_id"], params["ns"], checkpoint["id"])
 
     def put_writes(
@@ -213,9 +389,159 @@ class PostgresSaver(PostgresCore):
         """Save task ``task_id``'s writes atomically: special channels replace,
         regular writes are kept only if absent."""
         params = self.put_writes_params(config, writes, task_id, task_path)
-        if params is not None:
+        if params is None:
+            return
+        token = lease_token(config)
+        if token is None:
             self._execute(_sql.PUT_WRITES, params)
+        else:
+            check = pg_fence_statements(params["thread_id"], token, params["ns"], None)
+            self._execute_fenced(check, _sql.PUT_WRITES, params)
+        if self.ttl is not None:
+            self._execute(_sql.TOUCH, {"thread_id": params["thread_id"], "at": time.time()})
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, write and value of ``thread_id`` atomically."""
         self._execute(_sql.DELETE_THREAD, {"thread_id": str(thread_id)})
+        self._execute(_sql.DELETE_TTL, {"thread_id": str(thread_id)})
+        if self.delta is not None:
+            self.delta.forget(str(thread_id))
+
+    # -- retention ---------------------------------------------------------------
+
+    def prune(
+        self,
+        thread_ids: Sequence[str],
+        *,
+        strategy: PruneStrategy = "keep_latest",
+        keep_last: int | None = None,
+    ) -> None:
+        """Shrink the history of ``thread_ids``, each in one REPEATABLE READ transaction.
+
+        ``strategy="keep_latest"`` keeps the ``keep_last`` (default 1) newest
+        checkpoints of each namespace, with their pending writes, plus any ancestor a
+        kept checkpoint needs to rebuild its ``DeltaChannel`` values; values stored as
+        deltas whose base goes are rewritten whole, so every kept checkpoint stays
+        readable. ``strategy="delete"`` deletes the threads. Other threads are never
+        touched. PostgreSQL's autovacuum reclaims the space.
+        """
+        ids, n = check_prune_args(thread_ids, strategy, keep_last, type(self).__name__)
+        for tid in ids:
+            if strategy == "delete":
+                self.delete_thread(tid)
+                continue
+            self._retain(tid, choose_latest(n))
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Delete the checkpoints (and their writes) whose metadata ``run_id`` is in
+        ``run_ids``, in every thread (one transaction per thread); one a remaining
+        checkpoint needs to rebuild its ``DeltaChannel`` values stays."""
+        wanted = [str(r) for r in run_ids]
+        if not wanted:
+            return
+        rows = self._fetch(_sql.THREADS_OF_RUNS, {"runs": wanted})
+        for (tid,) in rows:
+            self._retain(tid, choose_without_runs(set(wanted)))
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy every checkpoint, write and value of one thread to a new thread id
+        (checkpoint ids, parents and metadata unchanged), in one statement. The target
+        must be empty."""
+        src, dst = str(source_thread_id), str(target_thread_id)
+        name = type(self).__name__
+        if not (self._fetch(_sql.HAS_THREAD, {"thread_id": src}))[0][0]:
+            raise ValueError(f"{name}.copy_thread: thread '{src}' has no checkpoints.")
+        if (self._fetch(_sql.HAS_THREAD, {"thread_id": dst}))[0][0]:
+            raise ValueError(
+                f"{name}.copy_thread: thread '{dst}' already has checkpoints; delete it "
+                "first (delete_thread) or pick another id."
+            )
+        self._execute(_sql.COPY_THREAD, {"src": src, "dst": dst})
+        if self.ttl is not None:
+            self._execute(_sql.TOUCH, {"thread_id": dst, "at": time.time()})
+
+    def sweep(self) -> int:
+        """Delete the threads whose time to live ran out; return how many.
+
+        A thread lives ``ttl["default_ttl"]`` minutes after its last write (or read,
+        with ``refresh_on_read``), recorded in the database, so any process sweeping
+        sees every process's activity. Without ``ttl`` nothing expires.
+        """
+        if self.ttl is None:
+            return 0
+        cutoff = time.time() - self.ttl["default_ttl"] * 60.0
+        count = 0
+        for (tid,) in self._fetch(_sql.EXPIRED, {"cutoff": cutoff}):
+            # one statement: a thread written since the scan is not expired any more
+            self._execute(_sql.DELETE_EXPIRED, {"thread_id": tid, "cutoff": cutoff})
+            if self.delta is not None:
+                self.delta.forget(tid)
+            count += 1
+        return count
+
+    def _retain(
+        self, tid: str, choose: Callable[[Sequence[CheckpointTuple]], set[tuple[str, str]] | None]
+    ) -> None:
+        if not self.is_setup:
+            self.setup()
+        with self._connection() as conn:
+            # before the transaction: its snapshot must see what writers that held the
+            # lock committed (see _sql.LOCK_BASES)
+            conn.execute(_sql.LOCK_BASES, {"thread_id": tid})
+            try:
+                with conn.transaction(), conn.cursor(row_factory=tuple_row) as cur:
+                    cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                    gen = self.retain_gen(tid, choose)
+                    rows: Any = None
+                    try:
+                        while True:
+                            sql, params = gen.send(rows)
+                            cur.execute(sql, params)
+                            rows = cur.fetchall() if cur.description is not None else None
+                    except StopIteration:
+                        pass
+            finally:
+                if not conn.closed:  # a lost session released the lock with it
+                    conn.execute(_sql.UNLOCK_BASES, {"thread_id": tid})
+        if self.delta is not None:
+            self.delta.forget(tid)
+
+    def start_ttl_sweeper(self) -> None:
+        """Run :meth:`sweep` in a background thread every
+        ``ttl["sweep_interval_minutes"]`` (default: every ``default_ttl`` / 4)."""
+        if self.ttl is None:
+            raise ValueError(
+                "PostgresSaver.start_ttl_sweeper() needs a ttl: "
+                "PostgresSaver(conn, ttl={'default_ttl': minutes})."
+            )
+        if self._sweeper is None:
+            interval = self.ttl.get("sweep_interval_minutes") or self.ttl["default_ttl"] / 4
+            self._sweeper = Sweeper(self.sweep, interval, "stategraph-ttl-postgres")
+
+    def stop_ttl_sweeper(self) -> None:
+        """Stop the background sweeper (if running)."""
+        if self._sweeper is not None:
+            self._sweeper.stop()
+            self._sweeper = None
+
+    def _task_paths(self, saved: CheckpointTuple) -> dict[str, str]:
+        """Task id -> saved task path of the pending writes of ``saved``."""
+        conf = saved.config["configurable"]
+        rows = self._fetch(
+            _sql.TASK_PATHS,
+            {
+                "thread_id": conf["thread_id"],
+                "ns": conf.get("checkpoint_ns", ""),
+                "checkpoint_id": conf["checkpoint_id"],
+            },
+        )
+        return {task_id: path for task_id, path in rows}
+
+
+def __getattr__(name: str) -> Any:
+    """``ShallowPostgresSaver`` lives in :mod:`.shallow` (imported on first use)."""
+    if name == "ShallowPostgresSaver":
+        from stategraph.checkpoint.postgres.shallow import ShallowPostgresSaver
+
+        return ShallowPostgresSaver
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

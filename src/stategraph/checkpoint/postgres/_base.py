@@ -8,11 +8,18 @@ only run the statements.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any
 
+from stategraph.checkpoint._compact import pack_checkpoint, unpack_checkpoint
 from stategraph.checkpoint._ids import next_string_version
-from stategraph.checkpoint._util import checkpoint_config, metadata_matches, thread_ns_id
+from stategraph.checkpoint._list_delta import DELTA_TYPE, ListDeltaCodec, Pending, delta_header
+from stategraph.checkpoint._util import (
+    checkpoint_config,
+    list_args,
+    metadata_matches,
+    thread_ns_id,
+)
 from stategraph.checkpoint.base import (
     WRITES_IDX_MAP,
     BaseCheckpointSaver,
@@ -28,7 +35,15 @@ from stategraph.checkpoint.postgres._filters import filter_clauses, metadata_jso
 from stategraph.checkpoint.postgres._sql import select_page
 from stategraph.constants import CONF
 
-__all__ = ["PostgresCore", "ListQuery", "PAGE", "autocommit_error"]
+__all__ = [
+    "PostgresCore",
+    "ListQuery",
+    "PAGE",
+    "autocommit_error",
+    "check_format",
+    "choose_latest",
+    "choose_without_runs",
+]
 
 PAGE = 100
 """Rows read per ``list`` statement."""
@@ -44,6 +59,46 @@ def autocommit_error(owner: str) -> ValueError:
     )
 
 
+def check_format(row: Sequence[Any] | None) -> None:
+    """Raise if the database stores channel values in a newer format than this
+    release reads (``row``: the result of :data:`~._sql.CHECK_FORMAT`)."""
+    from stategraph.checkpoint.postgres._sql import VALUES_FORMAT
+
+    if row is not None and int(row[0]) > VALUES_FORMAT:
+        raise RuntimeError(
+            f"This checkpoint database stores channel values in format {row[0]}, written "
+            f"by a newer stategraph; this release reads formats 1 to {VALUES_FORMAT}. "
+            "Upgrade stategraph to open it."
+        )
+
+
+def choose_latest(n: int) -> Callable[[Sequence[CheckpointTuple]], set[tuple[str, str]]]:
+    """``prune``'s choice: the ``n`` newest checkpoints per namespace, closed over
+    the ancestors their ``DeltaChannel`` values need."""
+    from stategraph.checkpoint._retention import close_over_deltas, keep_latest
+
+    return lambda tuples: close_over_deltas(tuples, keep_latest(tuples, n))
+
+
+def choose_without_runs(
+    runs: set[str],
+) -> Callable[[Sequence[CheckpointTuple]], set[tuple[str, str]] | None]:
+    """``delete_for_runs``' choice: every checkpoint not made by ``runs`` (plus the
+    ancestors the kept ones need); ``None`` when the thread has none of those runs."""
+    from stategraph.checkpoint._retention import close_over_deltas
+
+    def choose(tuples: Sequence[CheckpointTuple]) -> set[tuple[str, str]] | None:
+        nodes = {
+            (t.config[CONF]["checkpoint_ns"], t.config[CONF]["checkpoint_id"]): t for t in tuples
+        }
+        drop = {n for n, t in nodes.items() if str((t.metadata or {}).get("run_id")) in runs}
+        if not drop:
+            return None
+        return close_over_deltas(tuples, set(nodes) - drop)
+
+    return choose
+
+
 class ListQuery:
     """One ``list`` call: its conditions, its filter and its keyset pagination."""
 
@@ -55,6 +110,7 @@ class ListQuery:
         limit: int | None,
     ) -> None:
         """Build the conditions for ``config``, ``filter``, ``before`` and ``limit``."""
+        config, filter, before, limit = list_args(config, filter, before, limit)
         conf = (config or {}).get(CONF) or {}
         where: list[str] = []
         params: list[Any] = []
@@ -93,7 +149,11 @@ class ListQuery:
         return select_page(where), params, page
 
     def take(
-        self, core: PostgresCore, rows: Sequence[Sequence[Any]], page: int
+        self,
+        core: PostgresCore,
+        rows: Sequence[Sequence[Any]],
+        page: int,
+        extra: Mapping[tuple[str, str, str, str], Any] | None = None,
     ) -> list[CheckpointTuple]:
         """Turn one page of rows into the tuples to yield, and advance the query."""
         items: list[CheckpointTuple] = []
@@ -103,7 +163,7 @@ class ListQuery:
             metadata = core.serde.loads_typed((row[6], row[7]))
             if not self.exact and not metadata_matches(metadata, self.filter):
                 continue
-            items.append(core.row_to_tuple(row, metadata))
+            items.append(core.row_to_tuple(row, metadata, extra))
         if self.remaining is not None:
             self.remaining -= len(items)
             if self.remaining <= 0:
@@ -119,20 +179,118 @@ class ListQuery:
 class PostgresCore(BaseCheckpointSaver[str]):
     """Statement parameters and row decoding for the PostgreSQL savers."""
 
+    delta: ListDeltaCodec | None = None
+    """Delta storage of list values (``None``: every value stored whole)."""
+
+    def _init_delta(self, delta_storage: bool) -> None:
+        self.delta = ListDeltaCodec(self.serde) if delta_storage else None
+
+    def missing_bases(
+        self,
+        rows: Sequence[Sequence[Any]],
+        extra: Mapping[tuple[str, str, str, str], Any],
+        use_cache: bool = False,
+    ) -> list[dict[str, Any]]:
+        """Parameters of :data:`~._sql.FETCH_CHAIN` for the delta bases the rows
+        need that are neither in the rows nor in ``extra`` (with ``use_cache``, a delta
+        whose own version is in memory needs nothing: right for a single row read at
+        once, while a page of rows may push cached versions out before it is read)."""
+        codec = self.delta
+        if codec is None:
+            return []
+        wanted: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+        known: dict[tuple[str, str, str, str], Any] = dict(extra)
+        deltas: list[tuple[tuple[str, str, str, str], Any]] = []
+        for row in rows:
+            thread_id, ns = row[0], row[1]
+            for channel, vtype, blob, version in zip(
+                row[8] or (), row[9] or (), row[10] or (), row[15] or (), strict=True
+            ):
+                key = (thread_id, ns, channel, version)
+                known[key] = (vtype, blob)
+                if vtype == DELTA_TYPE:
+                    deltas.append((key, blob))
+        for key, typed in extra.items():
+            if typed is not None and typed[0] == DELTA_TYPE:
+                deltas.append((key, typed[1]))
+        for key, blob in deltas:
+            if use_cache and codec.is_cached(key[:3], key[3]):
+                continue
+            header = delta_header(blob, key[2], key[3])
+            base, root = str(header[1]), str(header[2])
+            base_key = (*key[:3], base)
+            if base_key in known:
+                continue
+            old = header[0] == 1  # no base column: its chain is a version range
+            wanted[base_key] = {
+                "thread_id": key[0],
+                "ns": key[1],
+                "channel": key[2],
+                "version": base,
+                "low": min(base, root) if old else None,
+                "high": max(base, root) if old else None,
+            }
+        return list(wanted.values())
+
+    @staticmethod
+    def row_blobs(rows: Sequence[Sequence[Any]]) -> dict[tuple[str, str, str, str], Any]:
+        """Every stored value in ``rows``, by ``(thread_id, ns, channel, version)``: a
+        delta in one row may be based on a value another row of the page holds."""
+        out: dict[tuple[str, str, str, str], Any] = {}
+        for row in rows:
+            if len(row) > 15 and row[15] is not None:
+                for channel, vtype, blob, version in zip(
+                    row[8] or (), row[9] or (), row[10] or (), row[15], strict=True
+                ):
+                    out[(row[0], row[1], channel, version)] = (vtype, blob)
+        return out
+
     def row_to_tuple(
-        self, row: Sequence[Any], metadata: CheckpointMetadata | None = None
+        self,
+        row: Sequence[Any],
+        metadata: CheckpointMetadata | None = None,
+        extra: Mapping[tuple[str, str, str, str], Any] | None = None,
     ) -> CheckpointTuple:
-        """Build a tuple from a row of :func:`~._sql.select_page`."""
+        """Build a tuple from a row of :func:`~._sql.select_page`; ``extra`` holds
+        stored values the row's deltas are based on (see :meth:`missing_bases`)."""
         (thread_id, ns, checkpoint_id, parent_id, ctype, cbytes, mtype, mbytes) = row[:8]
         bchannels, btypes, bblobs, wtasks, wchannels, wtypes, wblobs = row[8:15]
+        bversions = row[15] if len(row) > 15 else None
         loads = self.serde.loads_typed
-        checkpoint: Checkpoint = loads((ctype, cbytes))
-        checkpoint["channel_values"] = {
-            channel: loads((vtype, blob))
-            for channel, vtype, blob in zip(
-                bchannels or (), btypes or (), bblobs or (), strict=True
-            )
-        }
+        checkpoint: Checkpoint = unpack_checkpoint(loads((ctype, cbytes)), checkpoint_id)  # type: ignore[assignment]
+        codec = self.delta
+        if codec is None or bversions is None:
+            checkpoint["channel_values"] = {
+                channel: loads((vtype, blob))
+                for channel, vtype, blob in zip(
+                    bchannels or (), btypes or (), bblobs or (), strict=True
+                )
+            }
+        else:
+            codec.serde = self.serde
+            own = {
+                (channel, version): (vtype, blob)
+                for channel, vtype, blob, version in zip(
+                    bchannels or (), btypes or (), bblobs or (), bversions, strict=True
+                )
+            }
+            more = extra or {}
+
+            def fetch(v: Any, channel: str) -> tuple[str, bytes] | None:
+                found = own.get((channel, v))
+                if found is None:
+                    found = more.get((thread_id, ns, channel, v))
+                return found
+
+            checkpoint["channel_values"] = {
+                channel: codec.decode(
+                    (thread_id, ns, channel),
+                    version,
+                    typed,
+                    lambda v, _c=channel: fetch(v, _c),  # type: ignore[misc]
+                )
+                for (channel, version), typed in own.items()
+            }
         pending: list[PendingWrite] = [
             (task_id, channel, loads((wtype, blob)))
             for task_id, channel, wtype, blob in zip(
@@ -176,17 +334,37 @@ class PostgresCore(BaseCheckpointSaver[str]):
         versions: list[str] = []
         types: list[str] = []
         blobs: list[bytes | None] = []
+        bases: list[str | None] = []
+        pending: list[tuple[int, Pending]] = []
+        codec = self.delta
+        if codec is not None:
+            codec.serde = self.serde
         for channel, version in new_versions.items():
             channels.append(channel)
             versions.append(str(version))
-            if channel in values:
-                vtype, vbytes = dump_channel_value(self.serde, channel, values[channel])
-                types.append(vtype)
-                blobs.append(vbytes)
-            else:
+            if channel not in values:
                 types.append(_EMPTY)
                 blobs.append(None)
-        ctype, cbytes = self.serde.dumps_typed(body)
+                bases.append(None)
+                continue
+            base: str | None = None
+            if codec is None:
+                vtype, vbytes = dump_channel_value(self.serde, channel, values[channel])
+            else:
+                (vtype, vbytes), entry = codec.encode(
+                    (thread_id, ns, channel),
+                    str(version),
+                    values[channel],
+                    lambda v, _c=channel: dump_channel_value(self.serde, _c, v),  # type: ignore[misc]
+                )
+                if entry is not None:
+                    pending.append((len(types), entry))
+                    if vtype == DELTA_TYPE and entry.base is not None:
+                        base = str(entry.base)
+            types.append(vtype)
+            blobs.append(vbytes)
+            bases.append(base)
+        ctype, cbytes = self.serde.dumps_typed(pack_checkpoint(body))
         stored = get_checkpoint_metadata(config, metadata)
         mtype, mbytes = self.serde.dumps_typed(stored)
         return {
@@ -206,7 +384,142 @@ class PostgresCore(BaseCheckpointSaver[str]):
             "versions": versions,
             "types": types,
             "blobs": blobs,
+            "bases": bases,
+            "_pending": pending,
+            "_values": values,
         }
+
+    def base_check_params(self, params: Mapping[str, Any]) -> dict[str, Any] | None:
+        """Parameters of :data:`~._sql.EXISTING_BLOBS` for the bases of the deltas in
+        ``params`` (from :meth:`put_params`), or ``None`` when there are none."""
+        bases = [p for _, p in params["_pending"] if p.base is not None]
+        if not bases:
+            return None
+        return {
+            "thread_id": params["thread_id"],
+            "ns": params["ns"],
+            "channels": [p.key[2] for p in bases],
+            "versions": [str(p.base) for p in bases],
+        }
+
+    def finish_put_params(
+        self, params: dict[str, Any], existing: Sequence[Sequence[Any]] | None
+    ) -> tuple[dict[str, Any], list[Pending]]:
+        """Split ``params`` into the statement parameters and the entries to commit
+        after it ran; a delta whose base is not stored (``existing`` lacks it: deleted
+        meanwhile) is stored whole instead."""
+        pending: list[tuple[int, Pending]] = params.pop("_pending")
+        values: dict[str, Any] = params.pop("_values")
+        found = {(str(c), str(v)) for c, v in existing or ()}
+        done: list[Pending] = []
+        for at, entry in pending:
+            if entry.base is not None and (entry.key[2], str(entry.base)) not in found:
+                channel = entry.key[2]
+                vtype, vbytes = dump_channel_value(self.serde, channel, values[channel])
+                params["types"][at] = vtype
+                params["blobs"][at] = vbytes
+                params["bases"][at] = None
+                entry = ListDeltaCodec.as_snapshot(entry, (vtype, vbytes))
+            done.append(entry)
+        return params, done
+
+    def retain_gen(
+        self, tid: str, choose: Callable[[Sequence[CheckpointTuple]], set[tuple[str, str]] | None]
+    ) -> Generator[tuple[str, Any], Any, bool]:
+        """The statements keeping only the checkpoints ``choose(tuples)`` picks of thread
+        ``tid`` (``None``: change nothing), run by the caller inside one REPEATABLE READ
+        transaction: yields ``(sql, params)`` and receives the rows. Returns whether
+        anything changed."""
+        from stategraph.checkpoint.postgres import _sql
+
+        rows = yield (select_page(["thread_id = %s"]), [tid, _sql.THREAD_PAGE_LIMIT])
+        extra: dict[tuple[str, str, str, str], Any] = self.row_blobs(rows)
+        while True:
+            missing = self.missing_bases(rows, extra)
+            if not missing:
+                break
+            for want in missing:
+                got = yield (_sql.FETCH_CHAIN, want)
+                for version, vtype, blob in got:
+                    extra[(want["thread_id"], want["ns"], want["channel"], version)] = (vtype, blob)
+                if not got:
+                    raise ValueError(
+                        f"Checkpoint data of thread '{tid}' is incomplete: version "
+                        f"{want['version']} of channel '{want['channel']}' is missing."
+                    )
+        tuples = [self.row_to_tuple(row, None, extra) for row in rows]
+        keep = choose(tuples)
+        if keep is None:
+            return False
+        deltas = yield (_sql.THREAD_DELTAS, {"thread_id": tid})
+        rebase, drop, refs = self.retain_params(tid, keep, tuples, deltas)
+        for params in rebase:
+            yield (_sql.REBASE_BLOB, params)
+        yield (_sql.DROP_CHECKPOINTS, drop)
+        yield (_sql.DROP_UNREFERENCED_BLOBS, refs)
+        return True
+
+    def retain_params(
+        self,
+        tid: str,
+        keep: set[tuple[str, str]],
+        tuples: Sequence[CheckpointTuple],
+        delta_rows: Sequence[Sequence[Any]],
+    ) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any]]:
+        """Statement parameters keeping only checkpoints ``keep`` of thread ``tid``:
+        the kept values to store whole (:data:`~._sql.REBASE_BLOB`, for every kept
+        version read from a delta), the checkpoints to drop
+        (:data:`~._sql.DROP_CHECKPOINTS`) and the values still referenced
+        (:data:`~._sql.DROP_UNREFERENCED_BLOBS`). ``delta_rows`` are the thread's
+        values stored as deltas (:data:`~._sql.THREAD_DELTAS`)."""
+        from stategraph.checkpoint._list_delta import delta_base
+
+        bases = {
+            (ns, channel, version): str(delta_base(blob))
+            for ns, channel, version, blob in delta_rows
+        }
+        rebase: list[dict[str, Any]] = []
+        kept: list[tuple[str, str, str, Any]] = []
+        drop_ns: list[str] = []
+        drop_ids: list[str] = []
+        referenced: set[tuple[str, str, str]] = set()
+        for t in tuples:
+            ns, cid = t.config[CONF]["checkpoint_ns"], t.config[CONF]["checkpoint_id"]
+            if (ns, cid) not in keep:
+                drop_ns.append(ns)
+                drop_ids.append(cid)
+                continue
+            values = t.checkpoint["channel_values"]
+            for channel, version in t.checkpoint["channel_versions"].items():
+                referenced.add((ns, channel, str(version)))
+                if channel in values:
+                    kept.append((ns, channel, str(version), values[channel]))
+        for ns, channel, version, value in kept:
+            base = bases.get((ns, channel, version))
+            if base is not None and (ns, channel, base) not in referenced:
+                # the delta's base goes: store this version whole
+                vtype, vbytes = dump_channel_value(self.serde, channel, value)
+                rebase.append(
+                    {
+                        "thread_id": tid,
+                        "ns": ns,
+                        "channel": channel,
+                        "version": version,
+                        "type": vtype,
+                        "blob": vbytes,
+                    }
+                )
+        refs = sorted(referenced)
+        return (
+            rebase,
+            {"thread_id": tid, "nss": drop_ns, "ids": drop_ids},
+            {
+                "thread_id": tid,
+                "nss": [r[0] for r in refs],
+                "channels": [r[1] for r in refs],
+                "versions": [r[2] for r in refs],
+            },
+        )
 
     def put_writes_params(
         self,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
+from decimal import Decimal
 from typing import Any
 
 __all__ = ["metadata_json", "filter_clauses"]
@@ -52,6 +53,14 @@ def _to_json(value: Any, depth: int = 0) -> Any:
         if not math.isfinite(value):
             raise _NotJson
         return float(value)
+    if isinstance(value, Decimal):
+        # kept as the int or float equal to it, so a filter pushed to SQL still finds it
+        if not value.is_finite():
+            raise _NotJson
+        number = int(value) if value == value.to_integral_value() else float(value)
+        if number != value or abs(number) >= _EXACT_NUMBER:
+            raise _NotJson
+        return number
     if isinstance(value, (list, tuple)):
         return [_to_json(item, depth + 1) for item in value]
     if isinstance(value, dict):

@@ -30,6 +30,10 @@ __all__ = [
     "INSERT_VERSION",
     "PUT",
     "PUT_WRITES",
+    "VALUES_FORMAT",
+    "CHECK_FORMAT",
+    "FETCH_CHAIN",
+    "EXISTING_BLOBS",
     "DELETE_THREAD",
     "select_page",
 ]
@@ -96,7 +100,75 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE INDEX IF NOT EXISTS sg_checkpoints_checkpoint_id_idx "
         "ON sg_checkpoints (checkpoint_id)",
     ),
+    # v4: the storage format of the channel values (see ``CHECK_FORMAT``): format 2
+    # adds list values stored as deltas (``_list_delta``) to the whole values of 1.
+    (
+        "CREATE TABLE IF NOT EXISTS sg_checkpoint_format (name TEXT PRIMARY KEY, "
+        "version INTEGER NOT NULL)",
+        "INSERT INTO sg_checkpoint_format (name, version) VALUES ('channel_values', 2) "
+        "ON CONFLICT (name) DO NOTHING",
+    ),
+    # v5: when each thread was last written (or read), for the savers' ttl setting.
+    (
+        """CREATE TABLE IF NOT EXISTS sg_checkpoint_thread_ttl (
+            thread_id TEXT COLLATE "C" PRIMARY KEY,
+            touched_at DOUBLE PRECISION NOT NULL
+        )""",
+    ),
+    # v6: format 3 packs checkpoint bodies (``_compact``) and delta headers (delta
+    # format 2); this release still reads everything formats 1 and 2 wrote.
+    ("UPDATE sg_checkpoint_format SET version = 3 WHERE name = 'channel_values' AND version < 3",),
+    # v7: the version a delta is based on, copied out of its header so that one
+    # recursive statement reads a whole delta chain (FETCH_CHAIN). Only a hint: NULL
+    # (rows written before, whole values) or a base since deleted ends the walk, and
+    # decoding always follows the headers.
+    ('ALTER TABLE sg_checkpoint_blobs ADD COLUMN IF NOT EXISTS base TEXT COLLATE "C"',),
 )
+
+VALUES_FORMAT = 3
+"""The newest storage format this release reads and writes (see the SQLite saver's
+``VALUES_FORMAT`` for what each adds)."""
+CHECK_FORMAT = "SELECT version FROM sg_checkpoint_format WHERE name = 'channel_values'"
+
+FETCH_CHAIN = """
+WITH RECURSIVE chain(version, type, blob, base) AS (
+    SELECT version, type, blob, base FROM sg_checkpoint_blobs
+    WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(ns)s AND channel = %(channel)s
+        AND version = %(version)s
+    UNION
+    SELECT b.version, b.type, b.blob, b.base FROM sg_checkpoint_blobs AS b
+    JOIN chain AS c ON b.thread_id = %(thread_id)s AND b.checkpoint_ns = %(ns)s
+        AND b.channel = %(channel)s AND b.version = c.base
+)
+SELECT version, type, blob FROM chain
+UNION
+SELECT version, type, blob FROM sg_checkpoint_blobs
+WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(ns)s AND channel = %(channel)s
+    AND version >= %(low)s AND version <= %(high)s
+"""
+"""A stored value and the values it is based on (following the ``base`` column): a
+delta chain in one statement. ``low``/``high`` (NULL: none) add the values of a
+version range: a chain of delta format 1 (written before the ``base`` column) is the
+range between its snapshot and the delta."""
+
+EXISTING_BLOBS = """
+SELECT bl.channel, bl.version FROM sg_checkpoint_blobs AS bl
+JOIN unnest(%(channels)s::text[], %(versions)s::text[]) AS w(channel, version)
+    ON bl.channel = w.channel AND bl.version = w.version
+WHERE bl.thread_id = %(thread_id)s AND bl.checkpoint_ns = %(ns)s
+"""
+"""Which of the given (channel, version) values are stored (the bases of new deltas)."""
+
+_BASES_KEY = "hashtextextended('sg-delta-bases:' || %(thread_id)s, 0)"
+LOCK_BASES_SHARED = f"SELECT pg_advisory_xact_lock_shared({_BASES_KEY})"
+"""Taken by a writer of deltas, in its transaction, before it checks their bases:
+no retention of the thread can delete a base between that check and the commit."""
+LOCK_BASES = f"SELECT pg_advisory_lock({_BASES_KEY})"
+"""Taken by a retention (prune, delete_for_runs) of the thread *before* its
+transaction starts (so its snapshot sees every delta committed by writers it waited
+for), held until after its commit: a writer checks its bases only once it is done."""
+UNLOCK_BASES = f"SELECT pg_advisory_unlock({_BASES_KEY})"
+"""Release :data:`LOCK_BASES`."""
 
 CREATE_MIGRATIONS_TABLE = (
     "CREATE TABLE IF NOT EXISTS sg_checkpoint_migrations (v INTEGER PRIMARY KEY NOT NULL)"
@@ -109,10 +181,11 @@ INSERT_VERSION = "INSERT INTO sg_checkpoint_migrations (v) VALUES (%s)"
 
 PUT = """
 WITH new_blobs AS (
-    INSERT INTO sg_checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
-    SELECT %(thread_id)s, %(ns)s, b.channel, b.version, b.type, b.blob
+    INSERT INTO sg_checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob,
+        base)
+    SELECT %(thread_id)s, %(ns)s, b.channel, b.version, b.type, b.blob, b.base
     FROM unnest(%(channels)s::text[], %(versions)s::text[], %(types)s::text[],
-                %(blobs)s::bytea[]) AS b(channel, version, type, blob)
+                %(blobs)s::bytea[], %(bases)s::text[]) AS b(channel, version, type, blob, base)
     ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
 )
 INSERT INTO sg_checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
@@ -158,16 +231,20 @@ DELETE FROM sg_checkpoints WHERE thread_id = %(thread_id)s
 _LOAD = """
 SELECT p.thread_id, p.checkpoint_ns, p.checkpoint_id, p.parent_checkpoint_id, p.type,
     p.checkpoint, p.metadata_type, p.metadata_blob,
-    b.channels, b.types, b.blobs, w.task_ids, w.channels, w.types, w.blobs
+    b.channels, b.types, b.blobs, w.task_ids, w.channels, w.types, w.blobs, b.versions
 FROM page AS p
 CROSS JOIN LATERAL (
     SELECT array_agg(bl.channel) AS channels, array_agg(bl.type) AS types,
-        array_agg(bl.blob) AS blobs
+        array_agg(bl.blob) AS blobs, array_agg(bl.version) AS versions
     FROM jsonb_each_text(p.channel_versions) AS cv(channel, version)
-    JOIN sg_checkpoint_blobs AS bl ON bl.thread_id = p.thread_id
-        AND bl.checkpoint_ns = p.checkpoint_ns AND bl.channel = cv.channel
-        AND bl.version = cv.version
-    WHERE bl.blob IS NOT NULL
+    -- one primary-key lookup per channel (LIMIT 1 keeps the planner from hashing
+    -- every value of the thread when its statistics are stale, e.g. a new table)
+    CROSS JOIN LATERAL (
+        SELECT bl.channel, bl.type, bl.blob, bl.version FROM sg_checkpoint_blobs AS bl
+        WHERE bl.thread_id = p.thread_id AND bl.checkpoint_ns = p.checkpoint_ns
+            AND bl.channel = cv.channel AND bl.version = cv.version AND bl.blob IS NOT NULL
+        LIMIT 1
+    ) AS bl
 ) AS b
 CROSS JOIN LATERAL (
     SELECT array_agg(wr.task_id ORDER BY wr.seq, wr.ord) AS task_ids,
@@ -191,7 +268,7 @@ def select_page(where: list[str]) -> str:
     caller passes their parameters followed by the ``LIMIT``). Rows come newest first:
     ``(thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint,
     metadata_type, metadata_blob, blob_channels, blob_types, blobs, write_task_ids,
-    write_channels, write_types, write_blobs)``; the array columns are ``NULL`` when
+    write_channels, write_types, write_blobs, blob_versions)``; the array columns are ``NULL`` when
     empty. Only the conditions' shape is SQL text: every value is a bound parameter.
     """
     conds = f"WHERE {' AND '.join(where)} " if where else ""
@@ -200,3 +277,98 @@ def select_page(where: list[str]) -> str:
         "parent_checkpoint_id, type, checkpoint, channel_versions, metadata_type, "
         f"metadata_blob FROM sg_checkpoints {conds}{_ORDER} LIMIT %s)" + _LOAD
     )
+
+
+TOUCH = """
+INSERT INTO sg_checkpoint_thread_ttl (thread_id, touched_at) VALUES (%(thread_id)s, %(at)s)
+ON CONFLICT (thread_id) DO UPDATE SET touched_at = excluded.touched_at
+"""
+"""Record activity on a thread (for the ttl setting)."""
+
+EXPIRED = "SELECT thread_id FROM sg_checkpoint_thread_ttl WHERE touched_at < %(cutoff)s"
+
+DELETE_EXPIRED = """
+WITH expired AS (
+    DELETE FROM sg_checkpoint_thread_ttl
+    WHERE thread_id = %(thread_id)s AND touched_at < %(cutoff)s RETURNING thread_id
+), gone_writes AS (
+    DELETE FROM sg_checkpoint_writes WHERE thread_id IN (SELECT thread_id FROM expired)
+), gone_blobs AS (
+    DELETE FROM sg_checkpoint_blobs WHERE thread_id IN (SELECT thread_id FROM expired)
+)
+DELETE FROM sg_checkpoints WHERE thread_id IN (SELECT thread_id FROM expired)
+"""
+"""Delete one thread if it is still expired (not written since the scan): one statement."""
+
+DELETE_TTL = "DELETE FROM sg_checkpoint_thread_ttl WHERE thread_id = %(thread_id)s"
+
+THREADS_OF_RUNS = (
+    "SELECT DISTINCT thread_id FROM sg_checkpoints WHERE metadata->>'run_id' = ANY(%(runs)s)"
+)
+
+REBASE_BLOB = """
+UPDATE sg_checkpoint_blobs SET type = %(type)s, blob = %(blob)s, base = NULL
+WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(ns)s AND channel = %(channel)s
+    AND version = %(version)s
+"""
+"""Store a value kept by a prune whole (its delta base may go)."""
+
+DROP_CHECKPOINTS = """
+WITH gone_writes AS (
+    DELETE FROM sg_checkpoint_writes AS w
+    USING unnest(%(nss)s::text[], %(ids)s::text[]) AS d(ns, id)
+    WHERE w.thread_id = %(thread_id)s AND w.checkpoint_ns = d.ns AND w.checkpoint_id = d.id
+)
+DELETE FROM sg_checkpoints AS c
+USING unnest(%(nss)s::text[], %(ids)s::text[]) AS d(ns, id)
+WHERE c.thread_id = %(thread_id)s AND c.checkpoint_ns = d.ns AND c.checkpoint_id = d.id
+"""
+
+DROP_UNREFERENCED_BLOBS = """
+DELETE FROM sg_checkpoint_blobs AS b
+WHERE b.thread_id = %(thread_id)s AND NOT EXISTS (
+    SELECT 1 FROM unnest(%(nss)s::text[], %(channels)s::text[], %(versions)s::text[])
+        AS r(ns, channel, version)
+    WHERE r.ns = b.checkpoint_ns AND r.channel = b.channel AND r.version = b.version
+)
+"""
+"""Delete the values of a thread no kept checkpoint refers to."""
+
+COPY_THREAD = """
+WITH src AS (SELECT 1 FROM sg_checkpoints WHERE thread_id = %(src)s LIMIT 1),
+copied_writes AS (
+    INSERT INTO sg_checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx,
+        channel, type, blob, task_path, seq, ord)
+    SELECT %(dst)s, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob,
+        task_path, seq, ord FROM sg_checkpoint_writes WHERE thread_id = %(src)s
+), copied_blobs AS (
+    INSERT INTO sg_checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob,
+        base)
+    SELECT %(dst)s, checkpoint_ns, channel, version, type, blob, base FROM sg_checkpoint_blobs
+    WHERE thread_id = %(src)s
+)
+INSERT INTO sg_checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
+    type, checkpoint, channel_versions, metadata_type, metadata_blob, metadata)
+SELECT %(dst)s, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint,
+    channel_versions, metadata_type, metadata_blob, metadata
+FROM sg_checkpoints WHERE thread_id = %(src)s
+"""
+"""Copy a thread under a new id: one statement (the caller checked the target is empty)."""
+
+HAS_THREAD = "SELECT EXISTS (SELECT 1 FROM sg_checkpoints WHERE thread_id = %(thread_id)s)"
+
+THREAD_DELTAS = """
+SELECT checkpoint_ns, channel, version, blob FROM sg_checkpoint_blobs
+WHERE thread_id = %(thread_id)s AND type = 'sg-list-delta'
+"""
+"""The values of a thread stored as deltas (their headers name their bases)."""
+
+THREAD_PAGE_LIMIT = 1_000_000_000
+"""``LIMIT`` used to read a whole thread with ``select_page``."""
+
+TASK_PATHS = """
+SELECT DISTINCT task_id, task_path FROM sg_checkpoint_writes
+WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(ns)s AND checkpoint_id = %(checkpoint_id)s
+"""
+"""Task id -> saved task path of one checkpoint's pending writes (``DeltaChannel``
+histories replay them in the runtime's order)."""

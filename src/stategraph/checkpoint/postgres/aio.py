@@ -20,13 +20,21 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, TypeVar, Union
 
 import psycopg
 from psycopg.rows import tuple_row
 
+from stategraph.checkpoint._list_delta import Pending
+from stategraph.checkpoint._retention import (
+    PruneStrategy,
+    TTLConfig,
+    check_prune_args,
+    check_ttl,
+)
 from stategraph.checkpoint._util import checkpoint_config
 from stategraph.checkpoint.base import (
     ChannelVersions,
@@ -35,8 +43,29 @@ from stategraph.checkpoint.base import (
     CheckpointTuple,
     SerializerProtocol,
 )
+from stategraph.checkpoint.langgraph_import._guard import (
+    langgraph_postgres_statement,
+    postgres_error,
+)
+from stategraph.checkpoint.lease import lease_token
+from stategraph.checkpoint.lease_savers import AsyncSqlLeases
+from stategraph.checkpoint.lease_sql import (
+    POSTGRES,
+    Op,
+    Statement,
+    arun_psycopg,
+    pg_fence_statements,
+)
 from stategraph.checkpoint.postgres import _sql
-from stategraph.checkpoint.postgres._base import ListQuery, PostgresCore, autocommit_error
+from stategraph.checkpoint.postgres._base import (
+    ListQuery,
+    PostgresCore,
+    autocommit_error,
+    check_format,
+    choose_latest,
+    choose_without_runs,
+)
+from stategraph.errors import LeaseLostError
 
 if TYPE_CHECKING:
     from psycopg_pool import AsyncConnectionPool
@@ -63,6 +92,10 @@ async def _amigrate(conn: psycopg.AsyncConnection[Any]) -> None:
 
     last = len(_sql.MIGRATIONS) - 1
     async with conn.cursor(row_factory=tuple_row) as cur:
+        await cur.execute(langgraph_postgres_statement())
+        refused = postgres_error("AsyncPostgresSaver", await cur.fetchone())
+        if refused is not None:
+            raise refused
         if await current(cur) >= last:
             return
     async with conn.transaction(), conn.cursor(row_factory=tuple_row) as cur:
@@ -74,17 +107,31 @@ async def _amigrate(conn: psycopg.AsyncConnection[Any]) -> None:
             await cur.execute(_sql.INSERT_VERSION, (v,))
 
 
-class AsyncPostgresSaver(PostgresCore):
+class AsyncPostgresSaver(AsyncSqlLeases, PostgresCore):
     """Async checkpoint saver backed by PostgreSQL through psycopg 3.
 
     ``AsyncPostgresSaver(conn)`` takes a :class:`psycopg.AsyncConnection` opened with
     ``autocommit=True`` or a ``psycopg_pool.AsyncConnectionPool``. Concurrent tasks
-    may share one connection: each saver call is a single statement.
+    may share one connection: each saver call is a single statement, or one short
+    transaction for a leased run's fenced writes (calls on one shared connection take
+    turns; a pool runs them in parallel).
     """
 
-    def __init__(self, conn: AsyncConn, *, serde: SerializerProtocol | None = None) -> None:
-        """Wrap ``conn`` (connection or pool); ``serde`` defaults to ``JsonPlusSerializer()``."""
+    _lease_dialect = POSTGRES
+
+    def __init__(
+        self,
+        conn: AsyncConn,
+        *,
+        serde: SerializerProtocol | None = None,
+        delta_storage: bool = True,
+        ttl: TTLConfig | None = None,
+    ) -> None:
+        """Wrap ``conn`` (connection or pool); ``serde`` defaults to ``JsonPlusSerializer()``;
+        ``delta_storage`` and ``ttl`` as for ``PostgresSaver``."""
         super().__init__(serde=serde)
+        self._init_delta(delta_storage)
+        self.ttl = check_ttl(ttl, type(self).__name__)
         if isinstance(conn, psycopg.AsyncConnection):
             if not conn.autocommit:
                 raise autocommit_error(type(self).__name__)
@@ -101,6 +148,7 @@ class AsyncPostgresSaver(PostgresCore):
             )
         self.lock = asyncio.Lock()
         self.is_setup = False
+        self._conn_lock = asyncio.Lock()
         self.loop: asyncio.AbstractEventLoop | None
         try:
             self.loop = asyncio.get_running_loop()
@@ -131,7 +179,77 @@ class AsyncPostgresSaver(PostgresCore):
         assert conn is not None
         if not conn.autocommit:
             raise autocommit_error(type(self).__name__)
-        yield conn
+        async with self._conn_lock:  # a transaction of one call must not take in another's
+            yield conn
+
+    async def _execute_fenced(self, check: list[Statement], sql: str, params: Any) -> None:
+        """Run the fence ``check`` and ``sql`` in one transaction, pipelined (one round
+        trip): a failed fence aborts the transaction before ``sql`` can commit (an
+        implicit transaction on an autocommit connection, as in ``PostgresSaver``)."""
+        if not self.is_setup:
+            await self.setup()
+        try:
+            async with self._connection() as conn, conn.pipeline():
+                async with (
+                    nullcontext() if conn.autocommit else conn.transaction(),
+                    conn.cursor(row_factory=tuple_row) as cur,
+                ):
+                    for statement, args in check:
+                        await cur.execute(statement, args)
+                    await cur.execute(sql, params)
+        except psycopg.errors.DivisionByZero:
+            raise LeaseLostError(
+                str(check[0][1][0]),
+                int(check[0][1][1]),
+                "it expired or another run took the thread over",
+            ) from None
+
+    async def _put_on_bases(
+        self, params: dict[str, Any], check: dict[str, Any], fenced: list[Statement]
+    ) -> list[Pending]:
+        """Save a checkpoint holding deltas in one transaction: lock the thread's
+        delta bases against retention (shared), check the bases are stored (a delta
+        whose base is gone is stored whole), fence, save. Two round trips."""
+        if not self.is_setup:
+            await self.setup()
+        try:
+            async with self._connection() as conn, conn.transaction():
+                async with conn.cursor(row_factory=tuple_row) as cur:
+                    async with conn.pipeline():
+                        await cur.execute(
+                            _sql.LOCK_BASES_SHARED, {"thread_id": params["thread_id"]}
+                        )
+                        await cur.execute(_sql.EXISTING_BLOBS, check)
+                        existing = await cur.fetchall()
+                    params, done = self.finish_put_params(params, existing)
+                    async with conn.pipeline():
+                        for statement, args in fenced:
+                            await cur.execute(statement, args)
+                        await cur.execute(_sql.PUT, params)
+        except psycopg.errors.DivisionByZero:
+            raise LeaseLostError(
+                str(fenced[0][1][0]),
+                int(fenced[0][1][1]),
+                "it expired or another run took the thread over",
+            ) from None
+        return done
+
+    async def _alease_run(self, op: Op, single: bool = False) -> Any:
+        """Run a lease operation in one transaction (tables made on first use); a
+        ``single``-statement one runs on its own (atomic, one round trip)."""
+        if not getattr(self, "_lease_tables", False):
+            async with self._connection() as conn, conn.transaction():
+                async with conn.cursor(row_factory=tuple_row) as cur:
+                    await cur.execute(_sql.LOCK_SETUP, (_sql.SETUP_LOCK_KEY,))
+                    for statement in POSTGRES.ddl:
+                        await cur.execute(statement)
+            self._lease_tables = True
+        if single:
+            async with self._connection() as conn, conn.cursor(row_factory=tuple_row) as cur:
+                return await arun_psycopg(cur, op)
+        async with self._connection() as conn, conn.transaction():
+            async with conn.cursor(row_factory=tuple_row) as cur:
+                return await arun_psycopg(cur, op)
 
     async def setup(self) -> None:
         """Create the tables and apply missing migrations (idempotent; runs on first
@@ -141,6 +259,9 @@ class AsyncPostgresSaver(PostgresCore):
                 return
             async with self._connection() as conn:
                 await _amigrate(conn)
+                async with conn.cursor(row_factory=tuple_row) as cur:
+                    await cur.execute(_sql.CHECK_FORMAT)
+                    check_format(await cur.fetchone())
             self.is_setup = True
 
     async def _fetch(self, sql: str, params: Any) -> list[tuple[Any, ...]]:
@@ -163,7 +284,31 @@ class AsyncPostgresSaver(PostgresCore):
         ``(thread_id, checkpoint_ns)``, with its pending writes; ``None`` if absent."""
         sql, params = self.get_tuple_statement(config)
         rows = await self._fetch(sql, params)
-        return self.row_to_tuple(rows[0]) if rows else None
+        if not rows:
+            return None
+        if self.ttl is not None and self.ttl.get("refresh_on_read", True):
+            await self._execute(_sql.TOUCH, {"thread_id": rows[0][0], "at": time.time()})
+        try:
+            return self.row_to_tuple(rows[0], None, await self._bases(rows, use_cache=True))
+        except ValueError:
+            # a cached version went out of memory meanwhile: read its whole chain
+            return self.row_to_tuple(rows[0], None, await self._bases(rows))
+
+    async def _bases(
+        self, rows: list[tuple[Any, ...]], use_cache: bool = False
+    ) -> dict[tuple[str, str, str, str], Any]:
+        """The stored values the deltas in ``rows`` are based on (read as needed)."""
+        extra = self.row_blobs(rows) if len(rows) > 1 else {}
+        while True:
+            missing = self.missing_bases(rows, extra, use_cache)
+            if not missing:
+                return extra
+            for want in missing:
+                got = await self._fetch(_sql.FETCH_CHAIN, want)
+                for version, vtype, blob in got:
+                    extra[(want["thread_id"], want["ns"], want["channel"], version)] = (vtype, blob)
+                if not got:
+                    return extra  # decoding reports the missing base
 
     async def alist(
         self,
@@ -177,7 +322,8 @@ class AsyncPostgresSaver(PostgresCore):
         query = ListQuery(config, filter, before, limit)
         while not query.done:
             sql, params, page = query.next_statement()
-            for item in query.take(self, await self._fetch(sql, params), page):
+            rows = await self._fetch(sql, params)
+            for item in query.take(self, rows, page, await self._bases(rows)):
                 yield item
 
     async def aput(
@@ -189,7 +335,26 @@ class AsyncPostgresSaver(PostgresCore):
     ) -> dict[str, Any]:
         """Save ``checkpoint`` atomically and return the config naming it."""
         params = self.put_params(config, checkpoint, metadata, new_versions)
-        await self._execute(_sql.PUT, params)
+        check = self.base_check_params(params)
+        token = lease_token(config)
+        fenced = (
+            pg_fence_statements(params["thread_id"], token, params["ns"], checkpoint["id"])
+            if token is not None
+            else []
+        )
+        if check is not None:
+            done = await self._put_on_bases(params, check, fenced)
+        else:
+            params, done = self.finish_put_params(params, None)
+            if not fenced:
+                await self._execute(_sql.PUT, params)
+            else:
+                await self._execute_fenced(fenced, _sql.PUT, params)
+        if self.ttl is not None:
+            await self._execute(_sql.TOUCH, {"thread_id": params["thread_id"], "at": time.time()})
+        if self.delta is not None:
+            for entry in done:
+                self.delta.commit(entry)
         return checkpoint_config(params["thread_id"], params["ns"], checkpoint["id"])
 
     async def aput_writes(
@@ -201,12 +366,23 @@ class AsyncPostgresSaver(PostgresCore):
     ) -> None:
         """Save a task's pending writes atomically (special channels replace)."""
         params = self.put_writes_params(config, writes, task_id, task_path)
-        if params is not None:
+        if params is None:
+            return
+        token = lease_token(config)
+        if token is None:
             await self._execute(_sql.PUT_WRITES, params)
+        else:
+            check = pg_fence_statements(params["thread_id"], token, params["ns"], None)
+            await self._execute_fenced(check, _sql.PUT_WRITES, params)
+        if self.ttl is not None:
+            await self._execute(_sql.TOUCH, {"thread_id": params["thread_id"], "at": time.time()})
 
     async def adelete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, write and value of ``thread_id`` atomically."""
         await self._execute(_sql.DELETE_THREAD, {"thread_id": str(thread_id)})
+        await self._execute(_sql.DELETE_TTL, {"thread_id": str(thread_id)})
+        if self.delta is not None:
+            self.delta.forget(str(thread_id))
 
     # -- sync API (from threads other than the event loop's) ---------------------
 
@@ -248,7 +424,8 @@ class AsyncPostgresSaver(PostgresCore):
         while not query.done:
             sql, params, page = query.next_statement()
             rows = self._sync("list", functools.partial(self._fetch, sql, params))
-            yield from query.take(self, rows, page)
+            extra = self._sync("list", functools.partial(self._bases, rows))
+            yield from query.take(self, rows, page, extra)
 
     def put(
         self,
@@ -273,3 +450,179 @@ class AsyncPostgresSaver(PostgresCore):
     def delete_thread(self, thread_id: str) -> None:
         """Sync :meth:`adelete_thread`; raises inside a running event loop."""
         self._sync("delete_thread", lambda: self.adelete_thread(thread_id))
+
+    # -- retention ---------------------------------------------------------------
+
+    async def aprune(
+        self,
+        thread_ids: Sequence[str],
+        *,
+        strategy: PruneStrategy = "keep_latest",
+        keep_last: int | None = None,
+    ) -> None:
+        """Shrink the history of ``thread_ids``, each in one REPEATABLE READ transaction.
+
+        ``strategy="keep_latest"`` keeps the ``keep_last`` (default 1) newest
+        checkpoints of each namespace, with their pending writes, plus any ancestor a
+        kept checkpoint needs to rebuild its ``DeltaChannel`` values; values stored as
+        deltas whose base goes are rewritten whole, so every kept checkpoint stays
+        readable. ``strategy="delete"`` deletes the threads. Other threads are never
+        touched. PostgreSQL's autovacuum reclaims the space.
+        """
+        ids, n = check_prune_args(thread_ids, strategy, keep_last, type(self).__name__)
+        for tid in ids:
+            if strategy == "delete":
+                await self.adelete_thread(tid)
+                continue
+            await self._retain(tid, choose_latest(n))
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Delete the checkpoints (and their writes) whose metadata ``run_id`` is in
+        ``run_ids``, in every thread (one transaction per thread); one a remaining
+        checkpoint needs to rebuild its ``DeltaChannel`` values stays."""
+        wanted = [str(r) for r in run_ids]
+        if not wanted:
+            return
+        rows = await self._fetch(_sql.THREADS_OF_RUNS, {"runs": wanted})
+        for (tid,) in rows:
+            await self._retain(tid, choose_without_runs(set(wanted)))
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy every checkpoint, write and value of one thread to a new thread id
+        (checkpoint ids, parents and metadata unchanged), in one statement. The target
+        must be empty."""
+        src, dst = str(source_thread_id), str(target_thread_id)
+        name = type(self).__name__
+        if not (await self._fetch(_sql.HAS_THREAD, {"thread_id": src}))[0][0]:
+            raise ValueError(f"{name}.copy_thread: thread '{src}' has no checkpoints.")
+        if (await self._fetch(_sql.HAS_THREAD, {"thread_id": dst}))[0][0]:
+            raise ValueError(
+                f"{name}.copy_thread: thread '{dst}' already has checkpoints; delete it "
+                "first (delete_thread) or pick another id."
+            )
+        await self._execute(_sql.COPY_THREAD, {"src": src, "dst": dst})
+        if self.ttl is not None:
+            await self._execute(_sql.TOUCH, {"thread_id": dst, "at": time.time()})
+
+    async def asweep(self) -> int:
+        """Delete the threads whose time to live ran out; return how many.
+
+        A thread lives ``ttl["default_ttl"]`` minutes after its last write (or read,
+        with ``refresh_on_read``), recorded in the database, so any process sweeping
+        sees every process's activity. Without ``ttl`` nothing expires.
+        """
+        if self.ttl is None:
+            return 0
+        cutoff = time.time() - self.ttl["default_ttl"] * 60.0
+        count = 0
+        for (tid,) in await self._fetch(_sql.EXPIRED, {"cutoff": cutoff}):
+            # one statement: a thread written since the scan is not expired any more
+            await self._execute(_sql.DELETE_EXPIRED, {"thread_id": tid, "cutoff": cutoff})
+            if self.delta is not None:
+                self.delta.forget(tid)
+            count += 1
+        return count
+
+    async def _retain(
+        self, tid: str, choose: Callable[[Sequence[CheckpointTuple]], set[tuple[str, str]] | None]
+    ) -> None:
+        if not self.is_setup:
+            await self.setup()
+        async with self._connection() as conn:
+            # before the transaction: its snapshot must see what writers that held the
+            # lock committed (see _sql.LOCK_BASES)
+            await conn.execute(_sql.LOCK_BASES, {"thread_id": tid})
+            try:
+                async with conn.transaction(), conn.cursor(row_factory=tuple_row) as cur:
+                    await cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                    gen = self.retain_gen(tid, choose)
+                    rows: Any = None
+                    try:
+                        while True:
+                            sql, params = gen.send(rows)
+                            await cur.execute(sql, params)
+                            rows = await cur.fetchall() if cur.description is not None else None
+                    except StopIteration:
+                        pass
+            finally:
+                if not conn.closed:  # a lost session released the lock with it
+                    await conn.execute(_sql.UNLOCK_BASES, {"thread_id": tid})
+        if self.delta is not None:
+            self.delta.forget(tid)
+
+    def prune(
+        self,
+        thread_ids: Sequence[str],
+        *,
+        strategy: PruneStrategy = "keep_latest",
+        keep_last: int | None = None,
+    ) -> None:
+        """Sync :meth:`aprune` (from a thread other than the event loop's)."""
+        check_prune_args(thread_ids, strategy, keep_last, type(self).__name__)
+        self._sync("prune", lambda: self.aprune(thread_ids, strategy=strategy, keep_last=keep_last))
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Sync :meth:`adelete_for_runs`."""
+        self._sync("delete_for_runs", lambda: self.adelete_for_runs(run_ids))
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Sync :meth:`acopy_thread`."""
+        self._sync("copy_thread", lambda: self.acopy_thread(source_thread_id, target_thread_id))
+
+    def sweep(self) -> int:
+        """Sync :meth:`asweep`."""
+        return self._sync("sweep", self.asweep)
+
+    def start_ttl_sweeper(self) -> None:
+        """Run :meth:`asweep` every ``ttl["sweep_interval_minutes"]`` (default: every
+        ``default_ttl`` / 4) as a task of the running event loop."""
+        if self.ttl is None:
+            raise ValueError(
+                "AsyncPostgresSaver.start_ttl_sweeper() needs a ttl: "
+                "AsyncPostgresSaver(conn, ttl={'default_ttl': minutes})."
+            )
+        if getattr(self, "_sweep_task", None) is None:
+            interval = 60.0 * (
+                self.ttl.get("sweep_interval_minutes") or self.ttl["default_ttl"] / 4
+            )
+
+            async def loop() -> None:
+                while True:
+                    await asyncio.sleep(interval)
+                    try:
+                        await self.asweep()
+                    except Exception:  # keep sweeping; the next round retries
+                        continue
+
+            self._sweep_task: asyncio.Task[None] | None = asyncio.get_running_loop().create_task(
+                loop()
+            )
+
+    def stop_ttl_sweeper(self) -> None:
+        """Stop the background sweep task (if running)."""
+        task = getattr(self, "_sweep_task", None)
+        if task is not None:
+            task.cancel()
+            self._sweep_task = None
+
+    async def _atask_paths(self, saved: CheckpointTuple) -> dict[str, str]:
+        """Task id -> saved task path of the pending writes of ``saved``."""
+        conf = saved.config["configurable"]
+        rows = await self._fetch(
+            _sql.TASK_PATHS,
+            {
+                "thread_id": conf["thread_id"],
+                "ns": conf.get("checkpoint_ns", ""),
+                "checkpoint_id": conf["checkpoint_id"],
+            },
+        )
+        return {task_id: path for task_id, path in rows}
+
+
+def __getattr__(name: str) -> Any:
+    """``AsyncShallowPostgresSaver`` lives in :mod:`.shallow` (imported on first use)."""
+    if name == "AsyncShallowPostgresSaver":
+        from stategraph.checkpoint.postgres.shallow import AsyncShallowPostgresSaver
+
+        return AsyncShallowPostgresSaver
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

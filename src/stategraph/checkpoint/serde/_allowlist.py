@@ -3,7 +3,9 @@
 :class:`TypeRegistry` maps ``(module, qualname)`` to a class. Loading looks classes up
 *only* here: a name that is not registered is never imported nor resolved by walking
 attributes. The one exception is stategraph's own modules (:data:`OWN_MODULES`), whose
-classes are always allowed; they are resolved inside those fixed modules only.
+classes are always allowed; they are resolved inside those fixed modules only. So are
+langchain-core's message classes (a fixed list of names, resolved in
+``langchain_core.messages``) when langchain-core is installed.
 
 :func:`collect_schema_types` walks type hints (TypedDict, dataclass, pydantic, NamedTuple
 fields, ``Annotated``, ``Optional``/``Union``, ``list[...]``/``dict[...]`` arguments,
@@ -26,7 +28,12 @@ import typing_extensions
 __all__ = ["OWN_MODULES", "TypeRegistry", "collect_schema_types", "builtin_exception"]
 
 OWN_MODULES: frozenset[str] = frozenset(
-    {"stategraph.types", "stategraph.messages", "stategraph.errors"}
+    {
+        "stategraph.types",
+        "stategraph.messages",
+        "stategraph.errors",
+        "stategraph.checkpoint.serde.types",
+    }
 )
 """Modules whose classes every serializer may construct without registration."""
 
@@ -58,10 +65,36 @@ def builtin_exception(qualname: str) -> type[BaseException] | None:
     return _BUILTIN_EXCEPTIONS.get(qualname)
 
 
+_LANGCHAIN_MESSAGES: frozenset[str] = frozenset(
+    {
+        f"{kind}{suffix}"
+        for kind in ("AI", "Human", "System", "Tool", "Chat", "Function")
+        for suffix in ("Message", "MessageChunk")
+    }
+    | {"RemoveMessage"}
+)
+"""langchain-core's message classes: allowed automatically when langchain-core is
+installed, so a LangChain app's state round-trips through every saver unchanged."""
+
+
+def _langchain_message_type(module: str, qualname: str) -> type | None:
+    """Resolve one of langchain-core's message classes, if installed, else ``None``."""
+    if qualname not in _LANGCHAIN_MESSAGES or not module.startswith("langchain_core.messages"):
+        return None
+    try:
+        messages = importlib.import_module("langchain_core.messages")  # a fixed name
+    except ImportError:
+        return None
+    cls = getattr(messages, qualname, None)
+    if isinstance(cls, type) and cls.__module__ == module and cls.__qualname__ == qualname:
+        return cls
+    return None
+
+
 def _own_type(module: str, qualname: str) -> type | None:
     """Resolve a class defined in one of stategraph's own modules, else ``None``."""
     if module not in OWN_MODULES:
-        return None
+        return _langchain_message_type(module, qualname)
     mod = sys.modules.get(module)
     if mod is None:
         try:
@@ -115,6 +148,10 @@ class TypeRegistry:
         """Whether instances of ``tp`` may be rebuilt at load time."""
         if tp.__module__ in OWN_MODULES:
             return True
+        if tp.__qualname__ in _LANGCHAIN_MESSAGES and tp.__module__.startswith(
+            "langchain_core.messages"
+        ):
+            return _langchain_message_type(tp.__module__, tp.__qualname__) is tp
         return self._types.get((tp.__module__, tp.__qualname__)) is tp
 
     def copy(self) -> TypeRegistry:

@@ -24,15 +24,33 @@ from typing import Any
 import ormsgpack
 
 from stategraph.checkpoint.serde import _ext as ext
+from stategraph.checkpoint.serde import _limits as limits
+from stategraph.checkpoint.serde import _pyunpack as pyunpack
 from stategraph.checkpoint.serde._allowlist import TypeRegistry, builtin_exception
 from stategraph.checkpoint.serde.base import DeserializationError, UnknownTypeWarning
 
 _FACTORIES: dict[str, Any] = {name: factory for factory, name in ext.FACTORY_NAMES.items()}
 _SUBCLASS_BASES: dict[str, type] = dict(ext.SUBCLASS_BASES)
+_SUBCLASS_STORED: dict[str, type] = {
+    "dict": list,
+    "list": list,
+    "tuple": list,
+    "set": list,
+    "frozenset": list,
+    "str": str,
+    "int": int,
+    "float": float,
+    "bytes": bytes,
+}
+"""The type of the stored value of each builtin base of ``EXT_SUBCLASS``."""
 _GENERIC_ARGS: dict[tuple[str, str], type] = {
     ("builtins", tp.__qualname__): tp
     for tp in (int, float, str, bool, bytes, dict, list, set, frozenset, tuple, object)
 }
+
+
+_FAILED = object()
+"""Recorded in place of a value when an extension failed to decode."""
 
 
 class Decoder:
@@ -40,21 +58,96 @@ class Decoder:
 
     ormsgpack reports any exception of ``ext_hook`` as a bare ``ValueError``. A decoder
     made with ``record=True`` keeps the original error (a :class:`DeserializationError`,
-    a warning turned into an error...) in ``error`` for the caller to re-raise; the
-    shared decoder of a serializer does not record, so it can serve many threads.
+    a warning turned into an error...) in ``error`` for the caller to re-raise.
+
+    A decoder serves one ``loads`` call at a time: it counts how deep the extensions
+    it is unpacking are nested (see :mod:`stategraph.checkpoint.serde._limits`).
     """
 
-    __slots__ = ("error", "record", "registry", "strict")
+    __slots__ = (
+        "chain",
+        "error",
+        "levels",
+        "native",
+        "record",
+        "registry",
+        "strict",
+        "top",
+        "top_cost",
+    )
 
     def __init__(self, registry: TypeRegistry, strict: bool, *, record: bool = True) -> None:
         self.registry = registry
         self.strict = strict
         self.record = record
         self.error: BaseException | None = None
+        self.native = 0
+        self.top: bytes | bytearray | memoryview | None = None
+        self.top_cost = 0
+        self.chain: list[list[Any]] = []  # [payload, cost, measured] of open extensions
+        self.levels: list[list[Any]] = []  # per open unpack: what its extensions decoded to
 
-    def unpack(self, data: bytes) -> Any:
-        """Unpack msgpack ``data`` with this decoder's extension hook."""
-        return ormsgpack.unpackb(data, ext_hook=self.hook, option=ext.LOAD_OPTIONS)
+    def load(self, data: bytes | bytearray | memoryview) -> Any:
+        """Unpack a whole payload (the top-level call, which counts toward the depth)."""
+        self.native = self.top_cost = min(len(data), 1024)
+        self.top = data  # measured exactly (top_cost < 0 then) only if the budget is hit
+        return self.unpack(data)
+
+    def _charge(self, data: bytes) -> int:
+        """Count ``data``'s nesting toward the budget; raise if the chain is too deep.
+
+        The cheap bound (its length, at most 1,024) is used first; when the budget
+        would be exceeded, the chain's payloads are measured exactly, once each.
+        """
+        if len(self.chain) > limits.MAX_EXT_DEPTH:
+            raise DeserializationError(
+                f"Refusing to load extensions nested more than {limits.MAX_EXT_DEPTH} "
+                f"levels deep (a hostile or corrupt payload)."
+            )
+        cost = limits.EXT_COST + min(len(data), 1024)
+        if self.native + cost > limits.NATIVE_BUDGET:
+            if self.top is not None and self.top_cost >= 0:
+                self.native += limits.native_depth(self.top, 1024) - self.top_cost
+                self.top_cost = -1
+            for entry in self.chain:
+                if not entry[2]:
+                    exact = limits.EXT_COST + limits.native_depth(entry[0], 1024)
+                    self.native += exact - entry[1]
+                    entry[1] = exact
+                    entry[2] = True
+            room = limits.NATIVE_BUDGET - self.native - limits.EXT_COST
+            cost = limits.EXT_COST + limits.native_depth(data, room)
+            if self.native + cost > limits.NATIVE_BUDGET:
+                raise DeserializationError(
+                    f"Refusing to load a payload nested more than {limits.NATIVE_BUDGET} "
+                    f"levels deep (a hostile or corrupt payload)."
+                )
+            self.chain.append([data, cost, True])
+        else:
+            self.chain.append([data, cost, False])
+        self.native += cost
+        return cost
+
+    def unpack(self, data: bytes | bytearray | memoryview) -> Any:
+        """Unpack msgpack ``data`` with this decoder's extension hook.
+
+        ormsgpack unpacks first, taking only ``str`` map keys. A map with other keys
+        (written by an older release, or hostile) stops it; the payload is then decoded
+        by :func:`~stategraph.checkpoint.serde._pyunpack.unpack`, which refuses keys
+        colliding in their hash. The extensions ormsgpack had already decoded are reused
+        in order, so each extension is decoded once and loading stays linear.
+        """
+        done: list[Any] = []
+        self.levels.append(done)
+        try:
+            try:
+                return ormsgpack.unpackb(data, ext_hook=self.hook, option=ext.LOAD_OPTIONS)
+            except ormsgpack.MsgpackDecodeError:
+                if done and done[-1] is _FAILED:
+                    raise
+            return pyunpack.unpack(data, self.hook, tuple(done))
+        finally:
+            self.levels.pop()
 
     def hook(self, code: int, data: bytes) -> Any:
         """The ``ext_hook``: decode extension ``code``."""
@@ -65,11 +158,21 @@ class Decoder:
                     f"Unknown msgpack extension code {code}: the payload was not written "
                     f"by this serializer, or by a newer version of stategraph."
                 )
-            return fn(self, data)
+            self._charge(data)
+            try:
+                value = fn(self, data)
+            finally:
+                entry = self.chain.pop()
+                self.native -= entry[1]
         except BaseException as exc:
             if self.record and self.error is None:
                 self.error = exc
+            if self.levels:
+                self.levels[-1].append(_FAILED)
             raise
+        if self.levels:
+            self.levels[-1].append(value)
+        return value
 
     def not_allowed(self, module: str, qualname: str, kind: str, plain: Any) -> Any:
         """Return ``plain`` with a warning, or raise in strict mode, for a refused class."""
@@ -118,8 +221,14 @@ def _freeze(value: Any) -> Any:
     return value
 
 
-def _pairs_to_dict(flat: list[Any], into: Any = None) -> Any:
+def _pairs_to_dict(flat: Any, into: Any = None) -> Any:
+    if type(flat) is not list or len(flat) % 2:
+        raise DeserializationError(
+            "Malformed payload: a mapping must be stored as a flat list of key/value pairs."
+        )
     out = {} if into is None else into
+    if len(flat) > 2 * limits.MAX_COLLISIONS:
+        limits.check_collisions(_hashables(flat[::2]), "mapping")
     it = iter(flat)
     for key in it:
         value = next(it)
@@ -139,6 +248,15 @@ def _hashables(items: list[Any]) -> list[Any]:
     return items
 
 
+def _set_items(items: Any) -> list[Any]:
+    """The items of a stored set, hashable and checked against hash flooding."""
+    if type(items) is not list:
+        raise DeserializationError("Malformed payload: a set must be stored as a list.")
+    items = _hashables(items)
+    limits.check_collisions(items, "set")
+    return items
+
+
 # --------------------------------------------------------------------- std decoders
 
 
@@ -147,11 +265,11 @@ def _dec_tuple(dec: Decoder, data: bytes) -> Any:
 
 
 def _dec_set(dec: Decoder, data: bytes) -> Any:
-    return set(_hashables(dec.unpack(data)))
+    return set(_set_items(dec.unpack(data)))
 
 
 def _dec_frozenset(dec: Decoder, data: bytes) -> Any:
-    return frozenset(_hashables(dec.unpack(data)))
+    return frozenset(_set_items(dec.unpack(data)))
 
 
 def _tz(dec: Decoder, payload: Any) -> datetime.tzinfo | None:
@@ -228,11 +346,14 @@ def _dec_path(dec: Decoder, data: bytes) -> Any:
 
 def _dec_pattern(dec: Decoder, data: bytes) -> Any:
     pattern, flags = dec.unpack(data)
+    limits.check_pattern(pattern, flags)
     return re.compile(pattern, flags)
 
 
 def _dec_deque(dec: Decoder, data: bytes) -> Any:
     items, maxlen = dec.unpack(data)
+    if type(items) is not list or not (maxlen is None or type(maxlen) is int):
+        raise DeserializationError("Malformed deque payload: expected [items, maxlen].")
     return collections.deque(items, maxlen)
 
 
@@ -268,9 +389,15 @@ def _dec_defaultdict(dec: Decoder, data: bytes) -> Any:
 
 
 def _dec_send(dec: Decoder, data: bytes) -> Any:
-    from stategraph.types import Send
+    from stategraph.types import Send, TimeoutPolicy
 
-    node, arg = dec.unpack(data)
+    node, arg, *rest = dec.unpack(data)
+    if rest and rest[0] is not None:
+        run_timeout, idle_timeout, refresh_on = rest[0]
+        policy = TimeoutPolicy(
+            run_timeout=run_timeout, idle_timeout=idle_timeout, refresh_on=refresh_on
+        )
+        return Send(node, arg, timeout=policy)
     return Send(node, arg)
 
 
@@ -421,6 +548,14 @@ def _dec_subclass(dec: Decoder, data: bytes) -> Any:
     base = _SUBCLASS_BASES.get(base_name)
     if base is None:
         raise DeserializationError(f"Malformed payload: unknown builtin base {base_name!r}.")
+    # check the stored value's own type first: bytes(2**30) would allocate 1 GiB
+    if type(value) is not _SUBCLASS_STORED[base_name]:
+        raise DeserializationError(
+            f"Malformed payload: a subclass of {base_name} must be stored with a "
+            f"{_SUBCLASS_STORED[base_name].__name__} value, got {type(value).__name__}."
+        )
+    if base in (set, frozenset):
+        value = _set_items(value)
     plain = _pairs_to_dict(value) if base is dict else base(value)
     tp: Any = dec.lookup(module, qualname)
     if tp is None:

@@ -163,7 +163,15 @@ def _enc_path(enc: Encoder, obj: pathlib.PurePath) -> ormsgpack.Ext:
 
 
 def _enc_pattern(enc: Encoder, obj: re.Pattern[Any]) -> ormsgpack.Ext:
-    return enc.ext(EXT_PATTERN, [obj.pattern, obj.flags])
+    from stategraph.checkpoint.serde._limits import MAX_PATTERN
+
+    if len(obj.pattern) > MAX_PATTERN:
+        raise Unencodable(
+            type(obj),
+            f"a regular expression longer than {MAX_PATTERN} characters cannot be stored",
+        )
+    # re.DEBUG only prints while compiling; the loader refuses it
+    return enc.ext(EXT_PATTERN, [obj.pattern, obj.flags & ~int(re.DEBUG)])
 
 
 def _enc_deque(enc: Encoder, obj: collections.deque[Any]) -> ormsgpack.Ext:
@@ -207,7 +215,12 @@ def _enc_enum(enc: Encoder, obj: enum.Enum) -> ormsgpack.Ext:
 
 
 def _enc_send(enc: Encoder, obj: Any) -> ormsgpack.Ext:
-    return enc.ext(EXT_SEND, [obj.node, obj.arg])
+    policy = getattr(obj, "timeout", None)
+    if policy is None:
+        return enc.ext(EXT_SEND, [obj.node, obj.arg])
+    # the policy travels as plain fields, so loading it needs no allowlist entry
+    limits = [policy.run_timeout, policy.idle_timeout, policy.refresh_on]
+    return enc.ext(EXT_SEND, [obj.node, obj.arg, limits])
 
 
 def _enc_exception(enc: Encoder, obj: BaseException) -> ormsgpack.Ext:

@@ -9,9 +9,10 @@ extension whose payload is itself packed recursively (the per-type functions liv
 as ``[module, qualname, payload]``; the loader decides whether it may rebuild them.
 
 Dicts whose keys are not all ``str`` make the native pass fail; the serializer then
-re-encodes in *slow* mode, where a Python pre-walk keeps int/float/bool/None/tuple keys
-native and turns dicts with other keys (enums, UUIDs, dates, ...) into a pairs
-extension so every key keeps its type.
+re-encodes in *slow* mode, where a Python pre-walk turns each such dict into a pairs
+extension (a flat ``[k1, v1, ...]`` list) so every key keeps its type and the loader
+builds the dict itself, checking the keys for hash collisions. (Older releases wrote
+int/float/bool/None/tuple keys as native map keys; those payloads still load.)
 """
 
 from __future__ import annotations
@@ -67,10 +68,11 @@ _PASSTHROUGH = (
 )
 FAST_OPTIONS = _PASSTHROUGH
 """Options of the native pass: dict keys must be ``str``."""
-SLOW_OPTIONS = _PASSTHROUGH | ormsgpack.OPT_NON_STR_KEYS
-"""Options of the pre-walked pass: keys were checked to pack without loss."""
-LOAD_OPTIONS = ormsgpack.OPT_NON_STR_KEYS
-"""Options of every unpack: int/float/bool/None/tuple keys come back as they were."""
+SLOW_OPTIONS = _PASSTHROUGH
+"""Options of the pre-walked pass (every dict left in it has ``str`` keys only)."""
+LOAD_OPTIONS = 0
+"""Options of every native unpack: ``str`` map keys only, whose hashes are randomized
+(maps with other keys are decoded by :mod:`stategraph.checkpoint.serde._pyunpack`)."""
 
 PATH_TYPES: tuple[type[pathlib.PurePath], ...] = (
     pathlib.PurePosixPath,
@@ -132,34 +134,15 @@ class PairsDict:
         self.value = value
 
 
-_INT_MIN = -(2**63)
-_INT_MAX = 2**64
-
-
-def _key_is_native(key: Any) -> bool:
-    """Whether msgpack keeps ``key`` as it is (with ``OPT_NON_STR_KEYS``)."""
-    tp = type(key)
-    if tp is str or tp is bool or tp is float or key is None:
-        return True
-    if tp is int:
-        return _INT_MIN <= key < _INT_MAX
-    if tp is tuple:
-        return all(_key_is_native(item) for item in key)
-    return False
-
-
 def prewalk(obj: Any) -> Any:
-    """Replace, in plain dicts/lists, dicts with non-native keys by a pairs marker.
+    """Replace, in plain dicts/lists, dicts with a non-``str`` key by a pairs marker.
 
     Copy-on-write: containers that need no change are returned as they are.
     """
     tp = type(obj)
     if tp is dict:
         for key in obj:
-            kt = type(key)
-            if kt is str or (kt is int and _INT_MIN <= key < _INT_MAX):
-                continue
-            if not _key_is_native(key):
+            if type(key) is not str:
                 return PairsDict(obj)
         new_dict: dict[Any, Any] | None = None
         for key, value in obj.items():

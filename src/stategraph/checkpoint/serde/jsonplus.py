@@ -15,7 +15,8 @@ data with an :class:`UnknownTypeWarning`, or raises :class:`DeserializationError
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from threading import get_ident
 from typing import Any
 
 import ormsgpack
@@ -76,6 +77,56 @@ def _describe_failure(obj: Any, recorded: BaseException | None, exc: BaseExcepti
     return f"value of type '{top}' is not serializable: {cause}. {_HINT}"
 
 
+def _resolve_class(entry: Any) -> type:
+    """A class, or the class a ``(module, qualname)`` pair names."""
+    if isinstance(entry, type):
+        return entry
+    if isinstance(entry, (tuple, list)) and len(entry) == 2:
+        import importlib
+
+        module, qualname = entry
+        try:
+            obj: Any = importlib.import_module(module)
+            for part in qualname.split("."):
+                obj = getattr(obj, part)
+        except (ImportError, AttributeError) as exc:
+            raise ValueError(
+                f"allowed_msgpack_modules names {module}.{qualname}, which cannot be "
+                f"imported: {exc}."
+            ) from exc
+        if isinstance(obj, type):
+            return obj
+    raise TypeError(
+        "allowed_msgpack_modules entries must be classes or (module, qualname) pairs, "
+        f"got {entry!r}."
+    )
+
+
+def _revive_lc(value: Any, allowed: bool | tuple[tuple[str, ...], ...]) -> Any:
+    """Rebuild stategraph objects from LangChain-style constructor dicts (old JSON)."""
+    if isinstance(value, list):
+        return [_revive_lc(v, allowed) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if value.get("type") == "constructor" and "lc" in value and isinstance(value.get("id"), list):
+        path = [str(p) for p in value["id"]]
+        kwargs = {k: _revive_lc(v, allowed) for k, v in (value.get("kwargs") or {}).items()}
+        permitted = allowed is True or any(
+            tuple(path[: len(prefix)]) == prefix for prefix in allowed or ()
+        )
+        # only the value types of stategraph.types (Interrupt, Send, Command...) are
+        # rebuilt: a checkpoint must never choose what gets imported or constructed
+        if permitted and len(path) == 3 and path[0] in ("langgraph", "stategraph"):
+            if path[1] == "types":
+                from stategraph import types as sg_types
+
+                cls = getattr(sg_types, path[2], None)
+                if isinstance(cls, type) and path[2] in sg_types.__all__:
+                    return cls(**kwargs)
+        return kwargs
+    return {k: _revive_lc(v, allowed) for k, v in value.items()}
+
+
 class JsonPlusSerializer:
     """Msgpack serializer that keeps value types and loads only allowed classes.
 
@@ -86,7 +137,15 @@ class JsonPlusSerializer:
     cannot encode and accepts ``"pickle"`` payloads: only for data you trust.
     """
 
-    __slots__ = ("_cache", "_decoder", "_fast", "_registry", "_strict", "pickle_fallback")
+    __slots__ = (
+        "_cache",
+        "_decoders",
+        "_fast",
+        "_json_modules",
+        "_registry",
+        "_strict",
+        "pickle_fallback",
+    )
 
     def __init__(
         self,
@@ -94,17 +153,34 @@ class JsonPlusSerializer:
         allowed_types: Iterable[type] = (),
         strict: bool = False,
         pickle_fallback: bool = False,
+        allowed_msgpack_modules: Iterable[tuple[str, str] | type] | bool | None = None,
+        allowed_json_modules: Iterable[Sequence[str]] | bool | None = None,
     ) -> None:
-        """Create a serializer; see the class docstring for the options."""
+        """Create a serializer; see the class docstring for the options.
+
+        ``allowed_msgpack_modules`` (LangGraph's spelling) lists more classes to allow,
+        as classes or ``(module, qualname)`` pairs; ``True``/``None`` add nothing (the
+        allowlist is never switched off). ``allowed_json_modules`` revives LangChain-style
+        ``{"lc": ..., "type": "constructor"}`` objects of ``"json"`` payloads written by
+        older LangGraph versions, for stategraph's own classes only: ``True`` for all of
+        them, or a list of module paths such as ``[("langgraph", "types")]``.
+        """
         self._registry = TypeRegistry()
         self._cache: dict[type, EncodeFn] = {}
         self._fast = Encoder(self._registry, self._cache, slow=False)
         self._strict = strict
-        self._decoder = Decoder(self._registry, strict, record=False)
+        self._decoders: dict[int, Decoder] = {}  # one per thread (they count depth)
         self.pickle_fallback = pickle_fallback
-        types = tuple(allowed_types)
+        types = list(allowed_types)
+        if allowed_msgpack_modules is not None and not isinstance(allowed_msgpack_modules, bool):
+            types.extend(_resolve_class(entry) for entry in allowed_msgpack_modules)
         if types:
             self.allow(*types)
+        self._json_modules: bool | tuple[tuple[str, ...], ...]
+        if allowed_json_modules is None or isinstance(allowed_json_modules, bool):
+            self._json_modules = bool(allowed_json_modules)
+        else:
+            self._json_modules = tuple(tuple(path) for path in allowed_json_modules)
 
     def __repr__(self) -> str:
         """Show the options and how many classes were registered."""
@@ -121,7 +197,7 @@ class JsonPlusSerializer:
     @strict.setter
     def strict(self, value: bool) -> None:
         self._strict = value
-        self._decoder = Decoder(self._registry, value, record=False)
+        self._decoders = {}
 
     # ------------------------------------------------------------------ allowlist
 
@@ -211,23 +287,40 @@ class JsonPlusSerializer:
     def loads_typed(self, data: tuple[str, bytes]) -> Any:
         """Rebuild a value from ``(type_tag, payload)``.
 
-        Raises :class:`DeserializationError` for an unknown tag, a malformed payload, a
-        ``"pickle"`` payload while ``pickle_fallback`` is off, or (strict mode) a class
-        that is not allowed.
+        Raises :class:`DeserializationError` for anything that cannot be loaded: an
+        unknown tag, a payload that is not bytes, a malformed or hostile payload (too
+        deep, hash-flooded, oversized), a ``"pickle"`` payload while ``pickle_fallback``
+        is off, or (strict mode) a class that is not allowed. Loading takes time and
+        memory proportional to the payload's size.
         """
-        type_, payload = data
-        if type_ == "msgpack":
+        try:
+            type_, payload = data
+        except (TypeError, ValueError):
+            raise DeserializationError(
+                f"Expected a (type_tag, payload) pair to load, got {type(data).__name__}."
+            ) from None
+        if type_ == "msgpack" and type(payload) is bytes:
             return self._loads_msgpack(payload)
         if type_ == "null":
             return None
+        if not isinstance(type_, str):
+            raise DeserializationError(
+                f"Unknown serialization type {type_!r}: expected 'msgpack', 'null', "
+                f"'bytes', 'bytearray', 'json' or 'pickle'."
+            )
+        if not isinstance(payload, (bytes, bytearray, memoryview)):
+            raise DeserializationError(
+                f"Cannot load a {type_!r} payload of type {type(payload).__name__}: "
+                f"payloads are bytes."
+            )
+        if type_ == "msgpack":
+            return self._loads_msgpack(payload)
         if type_ == "bytes":
             return bytes(payload)
         if type_ == "bytearray":
             return bytearray(payload)
         if type_ == "json":
-            import json
-
-            return json.loads(payload)
+            return self._loads_json(bytes(payload))
         if type_ == "pickle":
             if not self.pickle_fallback:
                 raise DeserializationError(
@@ -243,16 +336,41 @@ class JsonPlusSerializer:
             f"'bytearray', 'json' or 'pickle'."
         )
 
-    def _loads_msgpack(self, payload: bytes) -> Any:
+    def _loads_json(self, payload: bytes) -> Any:
+        import json
+
+        from stategraph.checkpoint.serde._limits import check_json_depth
+
+        check_json_depth(payload)
         try:
-            return self._decoder.unpack(payload)
-        except (ValueError, TypeError) as exc:
+            value = json.loads(payload)
+            return _revive_lc(value, self._json_modules) if self._json_modules else value
+        except DeserializationError:
+            raise
+        except (ValueError, TypeError, RecursionError, UnicodeDecodeError) as exc:
+            raise DeserializationError(
+                f"Cannot load a 'json' payload ({len(payload)} bytes): {exc}"
+            ) from exc
+
+    def _loads_msgpack(self, payload: bytes | bytearray | memoryview) -> Any:
+        tid = get_ident()
+        dec = self._decoders.get(tid)
+        if dec is None or dec.levels:  # none yet, or in use by this thread (re-entrant)
+            dec = Decoder(self._registry, self._strict, record=False)
+            if len(self._decoders) > 256:
+                self._decoders.clear()
+            self._decoders[tid] = dec
+        try:
+            return dec.load(payload)
+        except DeserializationError:
+            raise  # refused by a check of the top level (hash flooding...), not by a hook
+        except (ValueError, TypeError, RecursionError) as exc:
             first_error: BaseException = exc
         # Failed: run again with a decoder that keeps the original error of the hook.
         dec = Decoder(self._registry, self._strict)
         try:
-            value = dec.unpack(payload)
-        except (ValueError, TypeError) as exc:
+            value = dec.load(payload)
+        except (ValueError, TypeError, RecursionError) as exc:
             first_error = exc
         else:
             return value  # the first failure did not happen again

@@ -18,12 +18,35 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from stategraph.checkpoint._compact import pack_checkpoint, unpack_checkpoint
 from stategraph.checkpoint._ids import next_string_version
-from stategraph.checkpoint._util import checkpoint_config, metadata_matches, thread_ns_id
+from stategraph.checkpoint._list_delta import (
+    DELTA_TYPE,
+    ListDeltaCodec,
+    Pending,
+    delta_base,
+    delta_header,
+)
+from stategraph.checkpoint._retention import (
+    PruneStrategy,
+    Sweeper,
+    TTLConfig,
+    check_prune_args,
+    check_ttl,
+    close_over_deltas,
+    keep_latest,
+)
+from stategraph.checkpoint._util import (
+    checkpoint_config,
+    list_args,
+    metadata_matches,
+    thread_ns_id,
+)
 from stategraph.checkpoint.base import (
     WRITES_IDX_MAP,
     BaseCheckpointSaver,
@@ -36,8 +59,12 @@ from stategraph.checkpoint.base import (
     dump_channel_value,
     get_checkpoint_metadata,
 )
+from stategraph.checkpoint.langgraph_import._guard import refuse_langgraph_sqlite
+from stategraph.checkpoint.lease import lease_token
+from stategraph.checkpoint.lease_savers import SqlLeases
+from stategraph.checkpoint.lease_sql import SQLITE, Op, fence, run_sqlite
 from stategraph.checkpoint.sqlite._filters import filter_clauses, metadata_json
-from stategraph.checkpoint.sqlite._schema import configure, has_json, migrate
+from stategraph.checkpoint.sqlite._schema import check_format, configure, has_json, migrate
 from stategraph.constants import CONF
 
 __all__ = ["SqliteSaver"]
@@ -48,8 +75,8 @@ _COLUMNS = (
     "type, checkpoint, metadata_type, metadata"
 )
 _INSERT_BLOB = (
-    "INSERT OR IGNORE INTO blobs (thread_id, checkpoint_ns, channel, version, type, blob) "
-    "VALUES (?, ?, ?, ?, ?, ?)"
+    "INSERT OR IGNORE INTO blobs (thread_id, checkpoint_ns, channel, version, type, blob, "
+    "base) VALUES (?, ?, ?, ?, ?, ?, ?)"
 )
 _INSERT_CHECKPOINT = (
     "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, "
@@ -69,9 +96,33 @@ _UPSERT_WRITE = (
     "task_path = excluded.task_path"
 )
 _EMPTY = "empty"
+_TOUCH = (
+    "INSERT INTO thread_ttl (thread_id, touched_at) VALUES (?, ?) "
+    "ON CONFLICT (thread_id) DO UPDATE SET touched_at = excluded.touched_at"
+)
+_SELECT_BLOB = (
+    "SELECT type, blob FROM blobs WHERE thread_id = ? AND checkpoint_ns = ? "
+    "AND channel = ? AND version = ?"
+)
+_SELECT_CHAIN = """
+WITH RECURSIVE chain(version, type, blob, base) AS (
+    SELECT version, type, blob, base FROM blobs
+    WHERE thread_id = :thread AND checkpoint_ns = :ns AND channel = :channel AND version = :version
+    UNION
+    SELECT b.version, b.type, b.blob, b.base FROM blobs AS b JOIN chain AS c
+    ON b.thread_id = :thread AND b.checkpoint_ns = :ns AND b.channel = :channel AND b.version = c.base
+)
+SELECT version, type, blob FROM chain
+UNION
+SELECT version, type, blob FROM blobs
+WHERE thread_id = :thread AND checkpoint_ns = :ns AND channel = :channel AND version >= :low AND version <= :high
+"""
+"""A stored value and the values it is based on, following the ``base`` column;
+``:low``/``:high`` (NULL: none) add a version range: a chain of delta format 1 (written
+before that column) is the range between its snapshot and the delta."""
 
 
-class SqliteSaver(BaseCheckpointSaver[str]):
+class SqliteSaver(SqlLeases, BaseCheckpointSaver[str]):
     """Checkpoint saver backed by SQLite (a file, or ``":memory:"``).
 
     ``SqliteSaver(conn)`` uses a connection you opened; to use it from several threads
@@ -81,17 +132,36 @@ class SqliteSaver(BaseCheckpointSaver[str]):
     transaction open on the connection while the saver uses it.
 
     The async methods run the sync ones on a worker thread; for a saver whose calls
-    all go through one dedicated thread, use ``AsyncSqliteSaver``.
+    all go through one dedicated thread, use ``AsyncSqliteSaver``. Per-thread leases
+    live in the same file (:mod:`stategraph.checkpoint.lease_sql`); a leased run's
+    writes are fenced in the transaction that saves them.
     """
+
+    _lease_dialect = SQLITE
 
     conn: sqlite3.Connection
     """The connection every call goes through (guarded by :attr:`lock`)."""
 
     def __init__(
-        self, conn: sqlite3.Connection, *, serde: SerializerProtocol | None = None
+        self,
+        conn: sqlite3.Connection,
+        *,
+        serde: SerializerProtocol | None = None,
+        delta_storage: bool = True,
+        ttl: TTLConfig | None = None,
     ) -> None:
-        """Wrap ``conn``; ``serde`` defaults to ``JsonPlusSerializer()``."""
+        """Wrap ``conn``; ``serde`` defaults to ``JsonPlusSerializer()``.
+
+        ``delta_storage`` (default on) stores a new version of a list value as the
+        change from the version stored before it (see the persistence guide);
+        ``False`` stores every version whole. Either way every stored format is read.
+        ``ttl`` (``{"default_ttl": minutes, ...}``) lets :meth:`sweep` delete threads
+        not written (or read) for that long.
+        """
         super().__init__(serde=serde)
+        self.ttl = check_ttl(ttl, type(self).__name__)
+        self._sweeper: Sweeper | None = None
+        self.delta: ListDeltaCodec | None = ListDeltaCodec(self.serde) if delta_storage else None
         self.conn = conn
         self.lock = threading.RLock()
         self.is_setup = False
@@ -118,8 +188,10 @@ class SqliteSaver(BaseCheckpointSaver[str]):
             if self.is_setup:
                 return
             self._check_idle()
+            refuse_langgraph_sqlite(self.conn, type(self).__name__)  # before any change
             configure(self.conn)
             migrate(self.conn)
+            check_format(self.conn)
             self._json = has_json(self.conn)
             self.is_setup = True
 
@@ -148,20 +220,48 @@ class SqliteSaver(BaseCheckpointSaver[str]):
                 raise
             conn.commit()
 
+    def _lease_run(self, op: Op, single: bool = False) -> Any:
+        """Run a lease operation in one write transaction (tables made on first use;
+        ``single`` changes nothing here: the transaction is local and cheap)."""
+        with self._transaction(write=True) as conn:
+            if not getattr(self, "_lease_tables", False):
+                for statement in SQLITE.ddl:
+                    conn.execute(statement)
+            result = run_sqlite(conn, op)
+        self._lease_tables = True  # committed
+        return result
+
     def _load(self, conn: sqlite3.Connection, row: Sequence[Any]) -> CheckpointTuple:
         """Build a tuple from a ``checkpoints`` row, reading its values and writes."""
         thread_id, ns, checkpoint_id, parent_id, ctype, cbytes, mtype, mbytes = row
         loads = self.serde.loads_typed
-        checkpoint: Checkpoint = loads((ctype, cbytes))
+        checkpoint: Checkpoint = unpack_checkpoint(loads((ctype, cbytes)), checkpoint_id)  # type: ignore[assignment]
         values: dict[str, Any] = {}
+        codec = self.delta
+        if codec is not None:
+            codec.serde = self.serde
         for channel, version in checkpoint["channel_versions"].items():
-            blob = conn.execute(
-                "SELECT type, blob FROM blobs WHERE thread_id = ? AND checkpoint_ns = ? "
-                "AND channel = ? AND version = ?",
-                (thread_id, ns, channel, str(version)),
-            ).fetchone()
-            if blob is not None and blob[1] is not None:
+            blob = conn.execute(_SELECT_BLOB, (thread_id, ns, channel, str(version))).fetchone()
+            if blob is None or blob[1] is None:
+                continue
+            if codec is None or blob[0] == _EMPTY:
                 values[channel] = loads((blob[0], blob[1]))
+                continue
+
+            chain = self._prefetch_chain(conn, thread_id, ns, channel, str(version), blob)
+
+            def fetch(
+                v: Any, _c: str = channel, _chain: dict[str, tuple[str, bytes]] = chain
+            ) -> tuple[str, bytes] | None:
+                known = _chain.get(str(v))
+                if known is not None:
+                    return known
+                row = conn.execute(_SELECT_BLOB, (thread_id, ns, _c, str(v))).fetchone()
+                return None if row is None or row[1] is None else (row[0], row[1])
+
+            values[channel] = codec.decode(
+                (thread_id, ns, channel), str(version), (blob[0], blob[1]), fetch
+            )
         checkpoint["channel_values"] = values
         pending: list[PendingWrite] = [
             (task_id, channel, loads((wtype, value)))
@@ -180,6 +280,48 @@ class SqliteSaver(BaseCheckpointSaver[str]):
             ),
             pending_writes=pending,
         )
+
+    def _prefetch_chain(
+        self,
+        conn: sqlite3.Connection,
+        thread_id: str,
+        ns: str,
+        channel: str,
+        version: str,
+        blob: Sequence[Any],
+    ) -> dict[str, tuple[str, bytes]]:
+        """The stored values a delta's chain needs, read in one statement that follows
+        the ``base`` column from the delta's base down to a whole value (a version it
+        does not reach, e.g. one written before that column, is read on its own).
+        Empty when the value or its base is in memory already, or the blob is not a
+        delta."""
+        codec = self.delta
+        if (
+            codec is None
+            or blob[0] != DELTA_TYPE
+            or codec.is_cached((thread_id, ns, channel), version)
+        ):
+            return {}
+        header = delta_header(blob[1], channel, version)
+        if codec.is_cached((thread_id, ns, channel), header[1]):
+            return {}
+        base, root = str(header[1]), str(header[2])
+        low, high = (min(base, root), max(base, root)) if header[0] == 1 else (None, None)
+        return {
+            v: (t, b)
+            for v, t, b in conn.execute(
+                _SELECT_CHAIN,
+                {
+                    "thread": thread_id,
+                    "ns": ns,
+                    "channel": channel,
+                    "version": base,
+                    "low": low,
+                    "high": high,
+                },
+            )
+            if b is not None
+        }
 
     # -- reading ---------------------------------------------------------------
 
@@ -200,7 +342,11 @@ class SqliteSaver(BaseCheckpointSaver[str]):
                     "checkpoint_ns = ? AND checkpoint_id = ?",
                     (thread_id, ns, checkpoint_id),
                 ).fetchone()
-            return None if row is None else self._load(conn, row)
+            found = None if row is None else self._load(conn, row)
+        if found is not None and self.ttl is not None and self.ttl.get("refresh_on_read", True):
+            with self._transaction(write=True) as conn:
+                conn.execute(_TOUCH, (thread_id, time.time()))
+        return found
 
     def list(
         self,
@@ -215,6 +361,7 @@ class SqliteSaver(BaseCheckpointSaver[str]):
         Results are read in pages, each in its own short read transaction; no lock is
         held while the caller consumes them.
         """
+        config, filter, before, limit = list_args(config, filter, before, limit)
         if limit is not None and limit <= 0:
             return
         conf = (config or {}).get(CONF) or {}
@@ -288,14 +435,32 @@ class SqliteSaver(BaseCheckpointSaver[str]):
         thread_id, ns, parent_id = thread_ns_id(config, f"{type(self).__name__}.put")
         body = dict(checkpoint)
         values: dict[str, Any] = body.pop("channel_values")  # type: ignore[assignment]
-        blob_rows: list[tuple[str, str, str, str, str, bytes | None]] = []
+        blob_rows: list[tuple[str, str, str, str, str, bytes | None, str | None]] = []
+        codec = self.delta
+        pending: list[tuple[int, Pending]] = []  # (row index, entry to commit)
+        if codec is not None:
+            codec.serde = self.serde
         for channel, version in new_versions.items():
-            if channel in values:
+            if channel not in values:
+                blob_rows.append((thread_id, ns, channel, str(version), _EMPTY, None, None))
+                continue
+            entry: Pending | None = None
+            if codec is None:
                 vtype, vbytes = dump_channel_value(self.serde, channel, values[channel])
-                blob_rows.append((thread_id, ns, channel, str(version), vtype, vbytes))
             else:
-                blob_rows.append((thread_id, ns, channel, str(version), _EMPTY, None))
-        ctype, cbytes = self.serde.dumps_typed(body)
+                (vtype, vbytes), entry = codec.encode(
+                    (thread_id, ns, channel),
+                    str(version),
+                    values[channel],
+                    lambda v, _c=channel: dump_channel_value(self.serde, _c, v),  # type: ignore[misc]
+                )
+                if entry is not None:
+                    pending.append((len(blob_rows), entry))
+            base = None
+            if vtype == DELTA_TYPE and entry is not None and entry.base is not None:
+                base = str(entry.base)
+            blob_rows.append((thread_id, ns, channel, str(version), vtype, vbytes, base))
+        ctype, cbytes = self.serde.dumps_typed(pack_checkpoint(body))
         stored_metadata = get_checkpoint_metadata(config, metadata)
         mtype, mbytes = self.serde.dumps_typed(stored_metadata)
         row = (
@@ -309,10 +474,32 @@ class SqliteSaver(BaseCheckpointSaver[str]):
             mbytes,
             metadata_json(stored_metadata),
         )
+        token = lease_token(config)
         with self._transaction(write=True) as conn:
+            if token is not None:
+                run_sqlite(conn, fence(SQLITE, thread_id, token, ns, checkpoint["id"]))
+            for i, entry in enumerate(list(p[1] for p in pending)):
+                if entry.base is None:
+                    continue
+                found = conn.execute(
+                    _SELECT_BLOB, (thread_id, ns, entry.key[2], entry.base)
+                ).fetchone()
+                if found is None:
+                    # the base is gone (deleted or pruned by another connection): store
+                    # this version whole instead
+                    at = pending[i][0]
+                    channel = entry.key[2]
+                    vtype, vbytes = dump_channel_value(self.serde, channel, values[channel])
+                    blob_rows[at] = (*blob_rows[at][:4], vtype, vbytes, None)
+                    pending[i] = (at, ListDeltaCodec.as_snapshot(entry, (vtype, vbytes)))
             if blob_rows:
                 conn.executemany(_INSERT_BLOB, blob_rows)
             conn.execute(_INSERT_CHECKPOINT, row)
+            if self.ttl is not None:
+                conn.execute(_TOUCH, (thread_id, time.time()))
+        if codec is not None:
+            for _, entry in pending:
+                codec.commit(entry)
         return checkpoint_config(thread_id, ns, checkpoint["id"])
 
     def put_writes(
@@ -341,7 +528,10 @@ class SqliteSaver(BaseCheckpointSaver[str]):
         ]
         if not prepared:
             return
+        token = lease_token(config)
         with self._transaction(write=True) as conn:
+            if token is not None:
+                run_sqlite(conn, fence(SQLITE, thread_id, token, ns, None))
             (seq0,) = conn.execute(
                 "SELECT COALESCE(MAX(seq), 0) FROM writes WHERE thread_id = ? AND "
                 "checkpoint_ns = ? AND checkpoint_id = ?",
@@ -356,6 +546,8 @@ class SqliteSaver(BaseCheckpointSaver[str]):
                 conn.executemany(_INSERT_WRITE, regular)
             if special:
                 conn.executemany(_UPSERT_WRITE, special)
+            if self.ttl is not None:
+                conn.execute(_TOUCH, (thread_id, time.time()))
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, write and value of ``thread_id`` in one transaction."""
@@ -364,6 +556,263 @@ class SqliteSaver(BaseCheckpointSaver[str]):
             conn.execute("DELETE FROM checkpoints WHERE thread_id = ?", key)
             conn.execute("DELETE FROM writes WHERE thread_id = ?", key)
             conn.execute("DELETE FROM blobs WHERE thread_id = ?", key)
+            conn.execute("DELETE FROM thread_ttl WHERE thread_id = ?", key)
+        if self.delta is not None:
+            self.delta.forget(str(thread_id))
+        self._reclaim()
+
+    # -- retention ---------------------------------------------------------------
+
+    def _thread_tuples(self, conn: sqlite3.Connection, thread_id: str) -> Sequence[CheckpointTuple]:
+        rows = conn.execute(
+            f"SELECT {_COLUMNS} FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_id DESC",
+            (thread_id,),
+        ).fetchall()
+        return [self._load(conn, row) for row in rows]
+
+    def prune(
+        self,
+        thread_ids: Sequence[str],
+        *,
+        strategy: PruneStrategy = "keep_latest",
+        keep_last: int | None = None,
+    ) -> None:
+        """Shrink the history of ``thread_ids``, each in one transaction.
+
+        ``strategy="keep_latest"`` keeps the ``keep_last`` (default 1) newest
+        checkpoints of each namespace, with their pending writes, plus any ancestor a
+        kept checkpoint needs to rebuild its ``DeltaChannel`` values; values stored as
+        deltas are rewritten whole first, so every kept checkpoint stays readable.
+        ``strategy="delete"`` deletes the threads. Other threads are never touched;
+        other connections keep reading and writing meanwhile (they wait for the write
+        lock, as for any write). Freed pages go back to the file system when the file
+        uses incremental vacuum (new files do; see :meth:`vacuum`).
+        """
+        ids, n = check_prune_args(thread_ids, strategy, keep_last, type(self).__name__)
+        for tid in ids:
+            if strategy == "delete":
+                self.delete_thread(tid)
+                continue
+            with self._transaction(write=True) as conn:
+                tuples = self._thread_tuples(conn, tid)
+                self._retain(conn, tid, close_over_deltas(tuples, keep_latest(tuples, n)), tuples)
+            if self.delta is not None:
+                self.delta.forget(tid)
+        self._reclaim()
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Delete the checkpoints (and their writes) whose metadata ``run_id`` is in
+        ``run_ids``, in every thread; one a remaining checkpoint needs to rebuild its
+        ``DeltaChannel`` values stays. One transaction."""
+        wanted = {str(r) for r in run_ids}
+        if not wanted:
+            return
+        touched: list[str] = []
+        with self._transaction(write=True) as conn:
+            threads = [r[0] for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")]
+            for tid in threads:
+                tuples = self._thread_tuples(conn, tid)
+                nodes = {
+                    (t.config[CONF]["checkpoint_ns"], t.config[CONF]["checkpoint_id"]): t
+                    for t in tuples
+                }
+                drop = {
+                    node
+                    for node, t in nodes.items()
+                    if str((t.metadata or {}).get("run_id")) in wanted
+                }
+                if drop:
+                    self._retain(conn, tid, close_over_deltas(tuples, set(nodes) - drop), tuples)
+                    touched.append(tid)
+        if self.delta is not None:
+            for tid in touched:
+                self.delta.forget(tid)
+        self._reclaim()
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy every checkpoint, write and value of one thread to a new thread id
+        (checkpoint ids, parents and metadata unchanged), in one transaction. The
+        target must be empty."""
+        src, dst = str(source_thread_id), str(target_thread_id)
+        name = type(self).__name__
+        with self._transaction(write=True) as conn:
+            if (
+                conn.execute("SELECT 1 FROM checkpoints WHERE thread_id = ?", (src,)).fetchone()
+                is None
+            ):
+                raise ValueError(f"{name}.copy_thread: thread '{src}' has no checkpoints.")
+            if conn.execute("SELECT 1 FROM checkpoints WHERE thread_id = ?", (dst,)).fetchone():
+                raise ValueError(
+                    f"{name}.copy_thread: thread '{dst}' already has checkpoints; delete it "
+                    "first (delete_thread) or pick another id."
+                )
+            conn.execute(
+                "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, "
+                "parent_checkpoint_id, type, checkpoint, metadata_type, metadata, "
+                "metadata_json) SELECT ?, checkpoint_ns, checkpoint_id, parent_checkpoint_id, "
+                "type, checkpoint, metadata_type, metadata, metadata_json FROM checkpoints "
+                "WHERE thread_id = ?",
+                (dst, src),
+            )
+            conn.execute(
+                f"INSERT INTO writes ({_WRITE_COLUMNS}) SELECT ?, checkpoint_ns, "
+                "checkpoint_id, task_id, idx, channel, type, value, task_path, seq FROM "
+                "writes WHERE thread_id = ?",
+                (dst, src),
+            )
+            conn.execute(
+                "INSERT INTO blobs (thread_id, checkpoint_ns, channel, version, type, blob, "
+                "base) SELECT ?, checkpoint_ns, channel, version, type, blob, base FROM blobs "
+                "WHERE thread_id = ?",
+                (dst, src),
+            )
+            if self.ttl is not None:
+                conn.execute(_TOUCH, (dst, time.time()))
+
+    def _retain(
+        self,
+        conn: sqlite3.Connection,
+        tid: str,
+        keep: set[tuple[str, str]],
+        tuples: Sequence[CheckpointTuple],
+    ) -> None:
+        """Keep only the checkpoints ``keep`` of thread ``tid`` (inside a write
+        transaction): rebase the kept delta values, then delete the rest."""
+        referenced: set[tuple[str, str, str]] = set()
+        drop: list[tuple[str, str, str]] = []
+        kept: list[tuple[str, str, str, Any]] = []
+        for t in tuples:
+            ns, cid = t.config[CONF]["checkpoint_ns"], t.config[CONF]["checkpoint_id"]
+            if (ns, cid) not in keep:
+                drop.append((tid, ns, cid))
+                continue
+            values = t.checkpoint["channel_values"]
+            for channel, version in t.checkpoint["channel_versions"].items():
+                referenced.add((ns, channel, str(version)))
+                if channel in values:
+                    kept.append((ns, channel, str(version), values[channel]))
+        for ns, channel, version, value in kept:
+            found = conn.execute(_SELECT_BLOB, (tid, ns, channel, version)).fetchone()
+            if (
+                found is not None
+                and found[0] == DELTA_TYPE
+                and (ns, channel, str(delta_base(found[1]))) not in referenced
+            ):
+                # rebase: the delta's base goes, store this version whole
+                vtype, vbytes = dump_channel_value(self.serde, channel, value)
+                conn.execute(
+                    "UPDATE blobs SET type = ?, blob = ?, base = NULL WHERE thread_id = ? AND "
+                    "checkpoint_ns = ? AND channel = ? AND version = ?",
+                    (vtype, vbytes, tid, ns, channel, version),
+                )
+        conn.executemany(
+            "DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND "
+            "checkpoint_id = ?",
+            drop,
+        )
+        conn.executemany(
+            "DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+            drop,
+        )
+        gone = [
+            (tid, ns, channel, version)
+            for ns, channel, version in conn.execute(
+                "SELECT checkpoint_ns, channel, version FROM blobs WHERE thread_id = ?", (tid,)
+            ).fetchall()
+            if (ns, channel, version) not in referenced
+        ]
+        conn.executemany(
+            "DELETE FROM blobs WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ? "
+            "AND version = ?",
+            gone,
+        )
+
+    # -- time to live and space ------------------------------------------------------
+
+    def sweep(self) -> int:
+        """Delete the threads whose time to live ran out; return how many.
+
+        A thread lives ``ttl["default_ttl"]`` minutes after its last write (or read,
+        with ``refresh_on_read``), recorded in the file, so any process sweeping sees
+        every process's activity. Without ``ttl`` nothing expires.
+        """
+        if self.ttl is None:
+            return 0
+        cutoff = time.time() - self.ttl["default_ttl"] * 60.0
+        with self._transaction(write=False) as conn:
+            expired = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT thread_id FROM thread_ttl WHERE touched_at < ?", (cutoff,)
+                )
+            ]
+        count = 0
+        for tid in expired:
+            with self._transaction(write=True) as conn:
+                # written again since the scan? then it lives on
+                row = conn.execute(
+                    "SELECT touched_at FROM thread_ttl WHERE thread_id = ?", (tid,)
+                ).fetchone()
+                if row is None or row[0] >= cutoff:
+                    continue
+                for table in ("checkpoints", "writes", "blobs", "thread_ttl"):
+                    conn.execute(f"DELETE FROM {table} WHERE thread_id = ?", (tid,))
+            if self.delta is not None:
+                self.delta.forget(tid)
+            count += 1
+        if count:
+            self._reclaim()
+        return count
+
+    def start_ttl_sweeper(self) -> None:
+        """Run :meth:`sweep` in a background thread every
+        ``ttl["sweep_interval_minutes"]`` (default: every ``default_ttl`` / 4)."""
+        if self.ttl is None:
+            raise ValueError(
+                f"{type(self).__name__}.start_ttl_sweeper() needs a ttl: "
+                f"{type(self).__name__}(conn, ttl={{'default_ttl': minutes}})."
+            )
+        if self._sweeper is None:
+            interval = self.ttl.get("sweep_interval_minutes") or self.ttl["default_ttl"] / 4
+            self._sweeper = Sweeper(self.sweep, interval, "stategraph-ttl-sqlite")
+
+    def stop_ttl_sweeper(self) -> None:
+        """Stop the background sweeper (if running)."""
+        if self._sweeper is not None:
+            self._sweeper.stop()
+            self._sweeper = None
+
+    def _reclaim(self) -> None:
+        """Give the pages freed by deletes back to the file system (files in
+        incremental-vacuum mode; a no-op for others)."""
+        with self.lock:
+            self._check_idle()
+            # executescript steps the pragma to the end (execute frees one page only)
+            self.conn.executescript("PRAGMA incremental_vacuum;")
+
+    def vacuum(self) -> None:
+        """Rebuild the file to its smallest size (SQLite ``VACUUM``) and switch it to
+        incremental vacuum, so later deletes give their space back at once.
+
+        Needs the write lock for the whole rebuild: run it when the database is quiet.
+        """
+        with self.lock:
+            if not self.is_setup:
+                self.setup()
+            self._check_idle()
+            self.conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
+            self.conn.execute("VACUUM")
+
+    def _task_paths(self, saved: CheckpointTuple) -> dict[str, str]:
+        """Task id -> saved task path of the pending writes of ``saved``."""
+        conf = saved.config[CONF]
+        with self._transaction(write=False) as conn:
+            rows = conn.execute(
+                "SELECT task_id, task_path FROM writes WHERE thread_id = ? AND "
+                "checkpoint_ns = ? AND checkpoint_id = ?",
+                (conf["thread_id"], conf.get("checkpoint_ns", ""), conf["checkpoint_id"]),
+            ).fetchall()
+        return {task_id: path for task_id, path in rows}
 
     def get_next_version(self, current: str | int | float | None, channel: None) -> str:
         """Same string scheme as ``InMemorySaver``: ``f"{step:032}.{16 hex digits}"``,

@@ -15,6 +15,7 @@ import json
 import math
 import re
 from collections.abc import Mapping
+from decimal import Decimal
 from typing import Any
 
 __all__ = ["metadata_json", "filter_clauses"]
@@ -24,10 +25,16 @@ _INT64 = (-(2**63), 2**63 - 1)
 
 
 def _sql_scalar(value: Any) -> bool:
-    """Whether SQLite's JSON functions compare ``value`` exactly as Python's ``==``."""
+    """Whether SQLite's JSON functions compare ``value`` exactly as Python's ``==``.
+
+    Strings holding NUL are not: ``json_extract`` stops at ``\\u0000``, so
+    ``"alice\\x00mallory"`` would compare equal to ``"alice"``.
+    """
     if isinstance(value, bool):
         return True
     if isinstance(value, str):
+        if "\x00" in value:
+            return False
         try:
             value.encode("utf-8")  # lone surrogates cannot be bound as SQL text
         except UnicodeEncodeError:
@@ -40,12 +47,32 @@ def _sql_scalar(value: Any) -> bool:
     return False
 
 
+def _exact_number(value: Decimal) -> int | float | None:
+    """The int or float equal to a ``Decimal`` (so SQL compares it as Python does)."""
+    if not value.is_finite():
+        return None
+    if value == value.to_integral_value():
+        number: int | float = int(value)
+    else:
+        number = float(value)
+    return number if number == value and _sql_scalar(number) else None
+
+
 def metadata_json(metadata: Mapping[str, Any]) -> str:
-    """Return the JSON text of ``metadata``'s top-level scalar values (for filters)."""
-    return json.dumps(
-        {str(k): v for k, v in metadata.items() if _sql_scalar(v)},
-        separators=(",", ":"),
-    )
+    """Return the JSON text of ``metadata``'s top-level scalar values (for filters).
+
+    A ``Decimal`` is kept as the int or float equal to it, when there is one: a
+    value left out here could otherwise never match a filter pushed down to SQL.
+    """
+    view: dict[str, Any] = {}
+    for key, value in metadata.items():
+        if isinstance(value, Decimal):
+            value = _exact_number(value)
+            if value is not None:
+                view[str(key)] = value
+        elif _sql_scalar(value):
+            view[str(key)] = value
+    return json.dumps(view, separators=(",", ":"))
 
 
 def filter_clauses(

@@ -11,7 +11,15 @@ from __future__ import annotations
 import sqlite3
 import time
 
-__all__ = ["MIGRATIONS", "BUSY_TIMEOUT_MS", "configure", "migrate", "has_json"]
+__all__ = [
+    "MIGRATIONS",
+    "BUSY_TIMEOUT_MS",
+    "VALUES_FORMAT",
+    "configure",
+    "migrate",
+    "check_format",
+    "has_json",
+]
 
 BUSY_TIMEOUT_MS = 30_000
 """How long a statement waits for another connection's lock before failing."""
@@ -63,7 +71,33 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
     # v3: list one thread across namespaces newest first without a sort.
     ("CREATE INDEX IF NOT EXISTS checkpoints_thread_id ON checkpoints (thread_id, checkpoint_id)",),
+    # v4: the storage format of the channel values (see ``check_format``): format 2
+    # adds list values stored as deltas (``_list_delta``) to the whole values of 1.
+    (
+        "CREATE TABLE IF NOT EXISTS storage_format (name TEXT PRIMARY KEY, "
+        "version INTEGER NOT NULL)",
+        "INSERT OR IGNORE INTO storage_format (name, version) VALUES ('channel_values', 2)",
+    ),
+    # v5: when each thread was last written (or read), for the savers' ttl setting.
+    (
+        "CREATE TABLE IF NOT EXISTS thread_ttl (thread_id TEXT PRIMARY KEY, "
+        "touched_at REAL NOT NULL)",
+    ),
+    # v6: format 3 packs checkpoint bodies (``_compact``) and delta headers (delta
+    # format 2); this release still reads everything formats 1 and 2 wrote.
+    ("UPDATE storage_format SET version = 3 WHERE name = 'channel_values' AND version < 3",),
+    # v7: the version a delta is based on, copied out of its header so that one
+    # recursive statement reads a whole delta chain. Only a hint: NULL (rows written
+    # before, whole values) or a base since deleted just ends the statement's walk,
+    # and decoding always follows the headers.
+    ("ALTER TABLE blobs ADD COLUMN base TEXT",),
 )
+
+VALUES_FORMAT = 3
+"""The newest storage format this release reads and writes: 1 = every value stored
+whole (releases before delta storage); 2 = list values may be stored as deltas;
+3 = checkpoint bodies packed (``_compact``) and delta headers in delta format 2. Each
+stored body and blob says which form it has, so a database holds all three."""
 
 
 def configure(conn: sqlite3.Connection) -> None:
@@ -76,6 +110,12 @@ def configure(conn: sqlite3.Connection) -> None:
     keep their own journal mode.
     """
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    # a new file frees the pages of deleted rows on `PRAGMA incremental_vacuum` (it
+    # must be set before the first table; SqliteSaver.vacuum() converts older files)
+    if conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0] == 0:
+        # only an empty file takes the setting (and a read-only connection to an
+        # existing file must not try to write it)
+        conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
     deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
     while True:
         try:
@@ -120,6 +160,20 @@ def migrate(conn: sqlite3.Connection) -> None:
         conn.rollback()
         raise
     conn.commit()
+
+
+def check_format(conn: sqlite3.Connection) -> None:
+    """Raise if the database was written in a newer storage format than this release
+    reads (opened with an older stategraph after a newer one wrote to it)."""
+    row = conn.execute(
+        "SELECT version FROM storage_format WHERE name = 'channel_values'"
+    ).fetchone()
+    if row is not None and int(row[0]) > VALUES_FORMAT:
+        raise RuntimeError(
+            f"This checkpoint database stores channel values in format {row[0]}, written "
+            f"by a newer stategraph; this release reads formats 1 to {VALUES_FORMAT}. "
+            "Upgrade stategraph to open it."
+        )
 
 
 def has_json(conn: sqlite3.Connection) -> bool:

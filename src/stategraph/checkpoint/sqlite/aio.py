@@ -20,20 +20,23 @@ import asyncio
 import functools
 import itertools
 import sqlite3
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
 from stategraph.checkpoint._ids import next_string_version
+from stategraph.checkpoint._retention import PruneStrategy, TTLConfig
 from stategraph.checkpoint.base import (
     BaseCheckpointSaver,
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
+    DeltaChannelHistory,
     SerializerProtocol,
 )
+from stategraph.checkpoint.lease import PRIORITY_ENQUEUE, Lease, LeaseAttempt
 from stategraph.checkpoint.sqlite import SqliteSaver
 
 __all__ = ["AsyncSqliteSaver"]
@@ -56,10 +59,16 @@ class AsyncSqliteSaver(BaseCheckpointSaver[str]):
     """
 
     def __init__(
-        self, conn: sqlite3.Connection, *, serde: SerializerProtocol | None = None
+        self,
+        conn: sqlite3.Connection,
+        *,
+        serde: SerializerProtocol | None = None,
+        delta_storage: bool = True,
+        ttl: TTLConfig | None = None,
     ) -> None:
-        """Wrap ``conn``; ``serde`` defaults to ``JsonPlusSerializer()``."""
-        self.core = SqliteSaver(conn, serde=serde)
+        """Wrap ``conn``; ``serde`` defaults to ``JsonPlusSerializer()``;
+        ``delta_storage`` and ``ttl`` as for ``SqliteSaver``."""
+        self.core = SqliteSaver(conn, serde=serde, delta_storage=delta_storage, ttl=ttl)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stategraph-sqlite")
 
     @property
@@ -159,9 +168,90 @@ class AsyncSqliteSaver(BaseCheckpointSaver[str]):
         """Save a task's pending writes atomically (special channels replace)."""
         await self._run(self.core.put_writes, config, writes, task_id, task_path)
 
+    async def aget_delta_channel_history(
+        self, *, config: dict[str, Any], channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """What rebuilds the delta-stored channels of a checkpoint (see
+        ``BaseCheckpointSaver.get_delta_channel_history``), read on the worker thread."""
+        return await self._run(
+            functools.partial(self.core.get_delta_channel_history, config=config, channels=channels)
+        )
+
+    def get_delta_channel_history(
+        self, *, config: dict[str, Any], channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """Sync :meth:`aget_delta_channel_history`; raises inside a running event loop."""
+        return self._sync("get_delta_channel_history").get_delta_channel_history(
+            config=config, channels=channels
+        )
+
     async def adelete_thread(self, thread_id: str) -> None:
         """Delete everything saved for ``thread_id``."""
         await self._run(self.core.delete_thread, thread_id)
+
+    # -- retention (see SqliteSaver) ---------------------------------------------
+
+    async def aprune(
+        self,
+        thread_ids: Sequence[str],
+        *,
+        strategy: PruneStrategy = "keep_latest",
+        keep_last: int | None = None,
+    ) -> None:
+        """Shrink the history of ``thread_ids`` (see ``SqliteSaver.prune``)."""
+        await self._run(
+            functools.partial(self.core.prune, thread_ids, strategy=strategy, keep_last=keep_last)
+        )
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Delete the checkpoints of runs ``run_ids`` (see ``SqliteSaver.delete_for_runs``)."""
+        await self._run(self.core.delete_for_runs, run_ids)
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy a thread to a new id (see ``SqliteSaver.copy_thread``)."""
+        await self._run(self.core.copy_thread, source_thread_id, target_thread_id)
+
+    async def asweep(self) -> int:
+        """Delete expired threads; return how many (see ``SqliteSaver.sweep``)."""
+        return await self._run(self.core.sweep)
+
+    async def avacuum(self) -> None:
+        """Rebuild the file to its smallest size (see ``SqliteSaver.vacuum``)."""
+        await self._run(self.core.vacuum)
+
+    def prune(
+        self,
+        thread_ids: Sequence[str],
+        *,
+        strategy: PruneStrategy = "keep_latest",
+        keep_last: int | None = None,
+    ) -> None:
+        """Sync :meth:`aprune`; raises inside a running event loop."""
+        self._sync("prune").prune(thread_ids, strategy=strategy, keep_last=keep_last)
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Sync :meth:`adelete_for_runs`; raises inside a running event loop."""
+        self._sync("delete_for_runs").delete_for_runs(run_ids)
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Sync :meth:`acopy_thread`; raises inside a running event loop."""
+        self._sync("copy_thread").copy_thread(source_thread_id, target_thread_id)
+
+    def sweep(self) -> int:
+        """Sync :meth:`asweep`; raises inside a running event loop."""
+        return self._sync("sweep").sweep()
+
+    def vacuum(self) -> None:
+        """Sync :meth:`avacuum`; raises inside a running event loop."""
+        self._sync("vacuum").vacuum()
+
+    def start_ttl_sweeper(self) -> None:
+        """Run ``sweep()`` in a background thread (see ``SqliteSaver.start_ttl_sweeper``)."""
+        self.core.start_ttl_sweeper()
+
+    def stop_ttl_sweeper(self) -> None:
+        """Stop the background sweeper (if running)."""
+        self.core.stop_ttl_sweeper()
 
     # -- sync API (only outside a running event loop) ----------------------------
 
@@ -203,6 +293,82 @@ class AsyncSqliteSaver(BaseCheckpointSaver[str]):
     def delete_thread(self, thread_id: str) -> None:
         """Sync :meth:`adelete_thread`; raises inside a running event loop."""
         self._sync("delete_thread").delete_thread(thread_id)
+
+    # -- leases (the core's, on the worker thread) --------------------------------
+
+    lease_fencing = True
+    lease_rollback_supported = True
+
+    async def alease_acquire(
+        self,
+        thread_id: str,
+        run_id: str,
+        ttl: float,
+        *,
+        ticket: int | None = None,
+        priority: int = PRIORITY_ENQUEUE,
+        stop: str | None = None,
+    ) -> LeaseAttempt:
+        """See ``LeaseSupport.lease_acquire``."""
+        call = functools.partial(
+            self.core.lease_acquire, ticket=ticket, priority=priority, stop=stop
+        )
+        return await self._run(call, thread_id, run_id, ttl)
+
+    async def alease_enqueue(self, thread_id: str, run_id: str, ttl: float, priority: int) -> int:
+        """See ``LeaseSupport.lease_enqueue``."""
+        return await self._run(self.core.lease_enqueue, thread_id, run_id, ttl, priority)
+
+    async def alease_dequeue(self, thread_id: str, ticket: int) -> None:
+        """See ``LeaseSupport.lease_dequeue``."""
+        await self._run(self.core.lease_dequeue, thread_id, ticket)
+
+    async def alease_renew(self, lease: Lease) -> str | None:
+        """See ``LeaseSupport.lease_renew``."""
+        return await self._run(self.core.lease_renew, lease)
+
+    async def alease_release(self, lease: Lease, *, finished: bool = True) -> None:
+        """See ``LeaseSupport.lease_release``."""
+        await self._run(functools.partial(self.core.lease_release, finished=finished), lease)
+
+    async def alease_rollback(self, lease: Lease, tokens: Iterable[int]) -> int:
+        """See ``LeaseSupport.lease_rollback``."""
+        return await self._run(self.core.lease_rollback, lease, list(tokens))
+
+    def lease_acquire(
+        self,
+        thread_id: str,
+        run_id: str,
+        ttl: float,
+        *,
+        ticket: int | None = None,
+        priority: int = PRIORITY_ENQUEUE,
+        stop: str | None = None,
+    ) -> LeaseAttempt:
+        """Sync :meth:`alease_acquire`; raises inside a running event loop."""
+        return self._sync("lease_acquire").lease_acquire(
+            thread_id, run_id, ttl, ticket=ticket, priority=priority, stop=stop
+        )
+
+    def lease_enqueue(self, thread_id: str, run_id: str, ttl: float, priority: int) -> int:
+        """Sync :meth:`alease_enqueue`."""
+        return self._sync("lease_enqueue").lease_enqueue(thread_id, run_id, ttl, priority)
+
+    def lease_dequeue(self, thread_id: str, ticket: int) -> None:
+        """Sync :meth:`alease_dequeue`."""
+        self._sync("lease_dequeue").lease_dequeue(thread_id, ticket)
+
+    def lease_renew(self, lease: Lease) -> str | None:
+        """Sync :meth:`alease_renew`."""
+        return self._sync("lease_renew").lease_renew(lease)
+
+    def lease_release(self, lease: Lease, *, finished: bool = True) -> None:
+        """Sync :meth:`alease_release`."""
+        self._sync("lease_release").lease_release(lease, finished=finished)
+
+    def lease_rollback(self, lease: Lease, tokens: Iterable[int]) -> int:
+        """Sync :meth:`alease_rollback`."""
+        return self._sync("lease_rollback").lease_rollback(lease, tokens)
 
     def get_next_version(self, current: str | int | float | None, channel: None) -> str:
         """Same string scheme as ``SqliteSaver`` and ``InMemorySaver``."""

@@ -1,0 +1,183 @@
+"""Compact stored form of a checkpoint's body (everything but its channel values).
+
+A checkpoint body stored as a plain dict spends most of its bytes on version strings
+(``"%032d.%016x"``: 49 characters each, repeated in ``channel_versions`` and
+``versions_seen``), channel names repeated in both maps, its own id (already the
+row's key) and an ISO timestamp. :func:`pack_checkpoint` turns the body into a list
+the saver's ``serde`` serializes as usual (so an encrypting serializer still covers
+it)::
+
+    [MARK, FORMAT, v, ts, names, versions, channel_versions, versions_seen, updated]
+
+* ``ts``: microseconds since the epoch when that gives back the same string, else the
+  string;
+* ``names``: the distinct channel and node names, referred to by index below;
+* ``versions``: the distinct versions, each ``[step, random]`` when it is a string of
+  the saver's own form (rebuilt exactly), else the version itself;
+* ``channel_versions``: flat ``[name, version, ...]`` indexes;
+* ``versions_seen``: flat ``[node, count, name, version, ...]`` indexes;
+* ``updated``: ``None`` or a list of name indexes.
+
+The checkpoint's ``id`` is not stored: :func:`unpack_checkpoint` puts back the id of
+the row it was read from. A body of any other shape (extra keys, another key order)
+is stored as the plain dict, and a plain dict read back (everything written before
+this format) is returned unchanged, so reading never depends on the writer's format.
+The result is equal to the body given to :func:`pack_checkpoint`, key order included.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+__all__ = ["FORMAT", "MARK", "pack_checkpoint", "pack_version", "unpack_checkpoint"]
+
+MARK = "sg-cp"
+"""First item of a packed body (a plain body is a dict, never a list)."""
+FORMAT = 1
+"""Version of the packed form written by this release."""
+
+PACK_LIMIT = 256
+"""Most version entries (channel_versions plus every versions_seen) a packed body
+holds; a larger checkpoint is stored plain."""
+
+_KEYS = ("v", "id", "ts", "channel_versions", "versions_seen", "updated_channels")
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def pack_version(version: Any) -> Any:
+    """``[step, random]`` for a version string ``f"{step:032}.{random:016x}"`` (what
+    ``next_string_version`` makes), else ``version`` unchanged."""
+    if type(version) is str and len(version) == 49 and version[32] == ".":
+        head, tail = version[:32], version[33:]
+        if head.isdigit() and all(c in "0123456789abcdef" for c in tail):
+            step = int(head)
+            if step < 1 << 63:
+                return [step, int(tail, 16)]
+    return version
+
+
+def unpack_version(packed: Any) -> Any:
+    """The version :func:`pack_version` packed as ``packed``."""
+    if type(packed) in (list, tuple):
+        return f"{packed[0]:032}.{packed[1]:016x}"
+    return packed
+
+
+def _pack_ts(ts: Any) -> Any:
+    if type(ts) is str and len(ts) == 32 and ts.endswith("+00:00"):
+        try:
+            moment = datetime.fromisoformat(ts)
+        except ValueError:
+            return ts
+        delta = moment - _EPOCH
+        micros = (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds
+        if _unpack_ts(micros) == ts:
+            return micros
+    return ts
+
+
+def _unpack_ts(packed: Any) -> Any:
+    if type(packed) is int:
+        return (_EPOCH + timedelta(microseconds=packed)).isoformat()
+    return packed
+
+
+def pack_checkpoint(body: dict[str, Any]) -> Any:
+    """The value to store for ``body`` (a checkpoint without ``channel_values``): the
+    packed list, or ``body`` itself when it does not have the standard shape."""
+    if tuple(body) != _KEYS or type(body["id"]) is not str:
+        return body
+    cv, vs, updated = body["channel_versions"], body["versions_seen"], body["updated_channels"]
+    if type(cv) is not dict or type(vs) is not dict:
+        return body
+    if updated is not None and (
+        type(updated) is not list or any(type(u) is not str for u in updated)
+    ):
+        return body
+    names: dict[str, int] = {}
+    versions: dict[Any, int] = {}
+    packed_versions: list[Any] = []
+
+    def name(n: Any) -> int:
+        index = names.get(n)
+        if index is None:
+            index = names[n] = len(names)
+        return index
+
+    def version(v: Any) -> int:
+        key = (type(v), v)
+        index = versions.get(key)
+        if index is None:
+            index = versions[key] = len(packed_versions)
+            packed_versions.append(pack_version(v))
+        return index
+
+    if len(cv) + sum(len(seen) for seen in vs.values() if type(seen) is dict) > PACK_LIMIT:
+        # packing is Python work per entry at every checkpoint: for graphs with many
+        # nodes it costs more than it saves, and the plain body is stored as before
+        return body
+    for mapping in (cv, *vs.values()):
+        if type(mapping) is not dict:
+            return body
+        for channel, v in mapping.items():
+            if type(channel) is not str or type(v) not in (str, int, float):
+                return body
+    for node in vs:
+        if type(node) is not str:
+            return body
+    flat_cv: list[int] = []
+    for channel, v in cv.items():
+        flat_cv += (name(channel), version(v))
+    flat_vs: list[int] = []
+    for node, seen in vs.items():
+        flat_vs += (name(node), len(seen))
+        for channel, v in seen.items():
+            flat_vs += (name(channel), version(v))
+    packed_updated = None if updated is None else [name(u) for u in updated]
+    return [
+        MARK,
+        FORMAT,
+        body["v"],
+        _pack_ts(body["ts"]),
+        list(names),
+        packed_versions,
+        flat_cv,
+        flat_vs,
+        packed_updated,
+    ]
+
+
+def unpack_checkpoint(stored: Any, checkpoint_id: str) -> dict[str, Any]:
+    """The checkpoint body stored as ``stored`` (packed or plain) by the row whose
+    checkpoint id is ``checkpoint_id``."""
+    if type(stored) not in (list, tuple) or not stored or stored[0] != MARK:
+        return stored
+    if stored[1] != FORMAT:
+        raise ValueError(
+            f"Checkpoint {checkpoint_id} is stored in packed format {stored[1]}, which "
+            f"this release cannot read (it reads format {FORMAT}): upgrade stategraph."
+        )
+    _, _, v, ts, names, packed_versions, flat_cv, flat_vs, packed_updated = stored
+    versions = [unpack_version(p) for p in packed_versions]
+    cv = {names[flat_cv[i]]: versions[flat_cv[i + 1]] for i in range(0, len(flat_cv), 2)}
+    vs: dict[str, dict[str, Any]] = {}
+    i = 0
+    while i < len(flat_vs):
+        node, count = names[flat_vs[i]], flat_vs[i + 1]
+        i += 2
+        seen: dict[str, Any] = {}
+        for _ in range(count):
+            seen[names[flat_vs[i]]] = versions[flat_vs[i + 1]]
+            i += 2
+        vs[node] = seen
+    return {
+        "v": v,
+        "id": checkpoint_id,
+        "ts": _unpack_ts(ts),
+        "channel_versions": cv,
+        "versions_seen": vs,
+        "updated_channels": (
+            None if packed_updated is None else [names[u] for u in packed_updated]
+        ),
+    }

@@ -1,0 +1,616 @@
+"""Shallow PostgreSQL savers: only the latest checkpoint of each thread and namespace.
+
+:class:`ShallowPostgresSaver` and :class:`AsyncShallowPostgresSaver` (LangGraph's
+names and semantics) keep one checkpoint row per ``(thread_id, checkpoint_ns)``: each
+``put`` replaces it, channel values are kept once per channel (a channel whose version
+did not change is not written again), and pending writes of replaced checkpoints are
+deleted. Storage stays constant however long a thread runs, at the price of history:
+``get_state_history`` returns one snapshot, ``get_tuple`` always returns the latest
+checkpoint (a ``checkpoint_id`` in the config is ignored, as in LangGraph), there is no
+parent, and replaying or forking an older checkpoint is impossible. Interrupts and
+resuming work as with the full savers.
+
+Tables: ``sg_shallow_checkpoints``, ``sg_shallow_blobs``, ``sg_shallow_writes``,
+versioned in ``sg_shallow_migrations``; they do not touch the full savers' tables.
+Every operation is one SQL statement, so one autocommit connection can be shared.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any
+
+import psycopg
+from psycopg.rows import tuple_row
+
+from stategraph.checkpoint._util import (
+    checkpoint_config,
+    list_args,
+    metadata_matches,
+    thread_ns_id,
+)
+from stategraph.checkpoint.base import (
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    PendingWrite,
+    SerializerProtocol,
+    dump_channel_value,
+    get_checkpoint_metadata,
+)
+from stategraph.checkpoint.postgres._base import PostgresCore, autocommit_error
+from stategraph.checkpoint.postgres._filters import filter_clauses, metadata_json
+from stategraph.constants import CONF
+
+__all__ = ["ShallowPostgresSaver", "AsyncShallowPostgresSaver", "MIGRATIONS"]
+
+_LOCK_KEY = 0x5347_5348_0001  # "SGSH" 1
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        """CREATE TABLE IF NOT EXISTS sg_shallow_checkpoints (
+            thread_id TEXT COLLATE "C" NOT NULL,
+            checkpoint_ns TEXT COLLATE "C" NOT NULL DEFAULT '',
+            checkpoint_id TEXT COLLATE "C" NOT NULL,
+            type TEXT NOT NULL,
+            checkpoint BYTEA NOT NULL,
+            channel_versions JSONB NOT NULL DEFAULT '{}',
+            metadata_type TEXT NOT NULL,
+            metadata_blob BYTEA NOT NULL,
+            metadata JSONB NOT NULL DEFAULT '{}',
+            PRIMARY KEY (thread_id, checkpoint_ns)
+        )""",
+        """CREATE TABLE IF NOT EXISTS sg_shallow_blobs (
+            thread_id TEXT COLLATE "C" NOT NULL,
+            checkpoint_ns TEXT COLLATE "C" NOT NULL DEFAULT '',
+            channel TEXT COLLATE "C" NOT NULL,
+            version TEXT COLLATE "C" NOT NULL,
+            type TEXT NOT NULL,
+            blob BYTEA,
+            PRIMARY KEY (thread_id, checkpoint_ns, channel)
+        )""",
+        """CREATE TABLE IF NOT EXISTS sg_shallow_writes (
+            thread_id TEXT COLLATE "C" NOT NULL,
+            checkpoint_ns TEXT COLLATE "C" NOT NULL DEFAULT '',
+            checkpoint_id TEXT COLLATE "C" NOT NULL,
+            task_id TEXT COLLATE "C" NOT NULL,
+            idx INTEGER NOT NULL,
+            channel TEXT NOT NULL,
+            type TEXT NOT NULL,
+            blob BYTEA NOT NULL,
+            task_path TEXT COLLATE "C" NOT NULL DEFAULT '',
+            ord INTEGER NOT NULL,
+            seq BIGINT NOT NULL,
+            PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+        )""",
+        "CREATE SEQUENCE IF NOT EXISTS sg_shallow_writes_seq",
+    ),
+)
+"""Schema migrations; migration ``i`` brings the schema to version ``i + 1``."""
+
+_MIGRATIONS_TABLE = "CREATE TABLE IF NOT EXISTS sg_shallow_migrations (v INTEGER PRIMARY KEY)"
+
+_PUT = """
+WITH cp AS (
+    INSERT INTO sg_shallow_checkpoints (thread_id, checkpoint_ns, checkpoint_id, type,
+        checkpoint, channel_versions, metadata_type, metadata_blob, metadata)
+    VALUES (%(thread_id)s, %(ns)s, %(checkpoint_id)s, %(type)s, %(checkpoint)s,
+        %(channel_versions)s::jsonb, %(metadata_type)s, %(metadata_blob)s, %(metadata)s::jsonb)
+    ON CONFLICT (thread_id, checkpoint_ns) DO UPDATE SET
+        checkpoint_id = excluded.checkpoint_id,
+        type = excluded.type,
+        checkpoint = excluded.checkpoint,
+        channel_versions = excluded.channel_versions,
+        metadata_type = excluded.metadata_type,
+        metadata_blob = excluded.metadata_blob,
+        metadata = excluded.metadata
+),
+new_blobs AS (
+    INSERT INTO sg_shallow_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
+    SELECT %(thread_id)s, %(ns)s, b.channel, b.version, b.type, b.blob
+    FROM unnest(%(channels)s::text[], %(versions)s::text[], %(types)s::text[],
+                %(blobs)s::bytea[]) AS b(channel, version, type, blob)
+    ON CONFLICT (thread_id, checkpoint_ns, channel) DO UPDATE SET
+        version = excluded.version, type = excluded.type, blob = excluded.blob
+),
+old_writes AS (
+    DELETE FROM sg_shallow_writes
+    WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(ns)s
+      AND checkpoint_id <> %(checkpoint_id)s
+)
+DELETE FROM sg_shallow_blobs
+WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(ns)s
+  AND NOT (channel = ANY(%(kept)s::text[]))
+"""
+"""Replace the thread's checkpoint, upsert the changed channels, drop the pending
+writes of the replaced checkpoint and the values of channels it no longer has."""
+
+_PUT_WRITES = """
+WITH call AS MATERIALIZED (SELECT nextval('sg_shallow_writes_seq') AS seq)
+INSERT INTO sg_shallow_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx,
+    channel, type, blob, task_path, seq, ord)
+SELECT %(thread_id)s, %(ns)s, %(checkpoint_id)s, %(task_id)s, w.idx, w.channel, w.type,
+    w.blob, %(task_path)s, call.seq, w.ord
+FROM call, unnest(%(idxs)s::int[], %(channels)s::text[], %(types)s::text[],
+                  %(blobs)s::bytea[], %(ords)s::int[]) AS w(idx, channel, type, blob, ord)
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET
+    channel = excluded.channel, type = excluded.type, blob = excluded.blob,
+    task_path = excluded.task_path
+WHERE sg_shallow_writes.idx < 0
+"""
+
+_SELECT = """
+SELECT p.thread_id, p.checkpoint_ns, p.checkpoint_id, p.type, p.checkpoint,
+    p.metadata_type, p.metadata_blob,
+    b.channels, b.types, b.blobs, w.task_ids, w.channels, w.types, w.blobs
+FROM sg_shallow_checkpoints AS p
+CROSS JOIN LATERAL (
+    SELECT array_agg(bl.channel ORDER BY bl.channel) AS channels,
+           array_agg(bl.type ORDER BY bl.channel) AS types,
+           array_agg(bl.blob ORDER BY bl.channel) AS blobs
+    FROM sg_shallow_blobs AS bl
+    WHERE bl.thread_id = p.thread_id AND bl.checkpoint_ns = p.checkpoint_ns
+      AND bl.version = p.channel_versions ->> bl.channel AND bl.type <> 'empty'
+) AS b
+CROSS JOIN LATERAL (
+    SELECT array_agg(wr.task_id ORDER BY wr.task_path, wr.task_id, wr.seq, wr.ord) AS task_ids,
+           array_agg(wr.channel ORDER BY wr.task_path, wr.task_id, wr.seq, wr.ord) AS channels,
+           array_agg(wr.type ORDER BY wr.task_path, wr.task_id, wr.seq, wr.ord) AS types,
+           array_agg(wr.blob ORDER BY wr.task_path, wr.task_id, wr.seq, wr.ord) AS blobs
+    FROM sg_shallow_writes AS wr
+    WHERE wr.thread_id = p.thread_id AND wr.checkpoint_ns = p.checkpoint_ns
+      AND wr.checkpoint_id = p.checkpoint_id
+) AS w
+"""
+
+_DELETE_THREAD = """
+WITH w AS (DELETE FROM sg_shallow_writes WHERE thread_id = %(thread_id)s),
+     b AS (DELETE FROM sg_shallow_blobs WHERE thread_id = %(thread_id)s)
+DELETE FROM sg_shallow_checkpoints WHERE thread_id = %(thread_id)s
+"""
+
+
+class _ShallowCore(PostgresCore):
+    """Statements and row decoding shared by the sync and async shallow savers."""
+
+    def shallow_put_params(
+        self,
+        config: Mapping[str, Any],
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> dict[str, Any]:
+        """Parameters of the put statement (values serialized here, named on failure)."""
+        thread_id, ns, _ = thread_ns_id(config, f"{type(self).__name__}.put")
+        body = dict(checkpoint)
+        values: dict[str, Any] = body.pop("channel_values")  # type: ignore[assignment]
+        channels: list[str] = []
+        versions: list[str] = []
+        types: list[str] = []
+        blobs: list[bytes | None] = []
+        for channel, version in new_versions.items():
+            channels.append(channel)
+            versions.append(str(version))
+            if channel in values:
+                vtype, vbytes = dump_channel_value(self.serde, channel, values[channel])
+                types.append(vtype)
+                blobs.append(vbytes)
+            else:
+                types.append("empty")
+                blobs.append(None)
+        ctype, cbytes = self.serde.dumps_typed(body)
+        stored = get_checkpoint_metadata(config, metadata)
+        mtype, mbytes = self.serde.dumps_typed(stored)
+        return {
+            "thread_id": thread_id,
+            "ns": ns,
+            "checkpoint_id": checkpoint["id"],
+            "type": ctype,
+            "checkpoint": cbytes,
+            "channel_versions": json.dumps(
+                {k: str(v) for k, v in checkpoint["channel_versions"].items()}
+            ),
+            "metadata_type": mtype,
+            "metadata_blob": mbytes,
+            "metadata": metadata_json(stored),
+            "channels": channels,
+            "versions": versions,
+            "types": types,
+            "blobs": blobs,
+            "kept": list(checkpoint["channel_versions"]),
+        }
+
+    def shallow_row(self, row: Sequence[Any]) -> CheckpointTuple:
+        """A tuple from a row of the select statement (no parent: history is not kept)."""
+        thread_id, ns, checkpoint_id, ctype, cbytes, mtype, mbytes = row[:7]
+        bchannels, btypes, bblobs, wtasks, wchannels, wtypes, wblobs = row[7:14]
+        loads = self.serde.loads_typed
+        checkpoint: Checkpoint = loads((ctype, cbytes))
+        checkpoint["channel_values"] = {
+            channel: loads((vtype, blob))
+            for channel, vtype, blob in zip(
+                bchannels or (), btypes or (), bblobs or (), strict=True
+            )
+        }
+        pending: list[PendingWrite] = [
+            (task_id, channel, loads((wtype, blob)))
+            for task_id, channel, wtype, blob in zip(
+                wtasks or (), wchannels or (), wtypes or (), wblobs or (), strict=True
+            )
+        ]
+        return CheckpointTuple(
+            config=checkpoint_config(thread_id, ns, checkpoint_id),
+            checkpoint=checkpoint,
+            metadata=loads((mtype, mbytes)),
+            parent_config=None,
+            pending_writes=pending,
+        )
+
+    @staticmethod
+    def get_statement(config: Mapping[str, Any], owner: str) -> tuple[str, list[Any]]:
+        """The latest checkpoint of the config's thread and namespace."""
+        thread_id, ns, _ = thread_ns_id(config, f"{owner}.get_tuple")
+        return _SELECT + " WHERE p.thread_id = %s AND p.checkpoint_ns = %s", [thread_id, ns]
+
+    @staticmethod
+    def list_statement(
+        config: Mapping[str, Any] | None, filter: Any, before: Any, limit: Any
+    ) -> tuple[str, list[Any], dict[str, Any] | None, bool, int | None]:
+        """``(sql, params, filter, exact, limit)`` for ``list``."""
+        config, filter, before, limit = list_args(config, filter, before, limit)
+        conf = (config or {}).get(CONF) or {}
+        where: list[str] = []
+        params: list[Any] = []
+        if conf.get("thread_id") is not None:
+            where.append("p.thread_id = %s")
+            params.append(conf["thread_id"])
+        if "checkpoint_ns" in conf:
+            where.append("p.checkpoint_ns = %s")
+            params.append(conf["checkpoint_ns"])
+        if conf.get("checkpoint_id"):
+            where.append("p.checkpoint_id = %s")
+            params.append(conf["checkpoint_id"])
+        before_id = ((before or {}).get(CONF) or {}).get("checkpoint_id")
+        if before_id:
+            where.append("p.checkpoint_id < %s")
+            params.append(before_id)
+        clauses, fparams, exact = filter_clauses(filter)
+        where += [c.replace("metadata @>", "p.metadata @>") for c in clauses]
+        params += fparams
+        sql = _SELECT + (" WHERE " + " AND ".join(where) if where else "")
+        sql += " ORDER BY p.checkpoint_id DESC, p.thread_id DESC, p.checkpoint_ns DESC"
+        if limit is not None and exact:
+            sql += f" LIMIT {max(int(limit), 0)}"
+        return sql, params, filter, exact, limit
+
+    def take(
+        self, rows: Sequence[Sequence[Any]], filter: Any, exact: bool, limit: int | None
+    ) -> list[CheckpointTuple]:
+        """Decode listed rows, checking in Python what SQL could not decide."""
+        out: list[CheckpointTuple] = []
+        if limit is not None and limit <= 0:
+            return out
+        for row in rows:
+            item = self.shallow_row(row)
+            if not exact and not metadata_matches(item.metadata, filter):
+                continue
+            out.append(item)
+            if limit is not None and len(out) >= limit:
+                break
+        return out
+
+
+def _migration_steps() -> list[str]:
+    steps = [f"SELECT pg_advisory_xact_lock({_LOCK_KEY})", _MIGRATIONS_TABLE]
+    return steps
+
+
+class ShallowPostgresSaver(_ShallowCore):
+    """Keeps only the latest checkpoint per thread and namespace (see the module doc).
+
+    Takes a ``psycopg.Connection`` in autocommit mode or a ``psycopg_pool.ConnectionPool``.
+    """
+
+    def __init__(self, conn: Any, *, serde: SerializerProtocol | None = None) -> None:
+        """Wrap ``conn`` (connection or pool); ``serde`` defaults to ``JsonPlusSerializer()``."""
+        super().__init__(serde=serde)
+        if isinstance(conn, psycopg.Connection):
+            if not conn.autocommit:
+                raise autocommit_error(type(self).__name__)
+            self.conn: Any = conn
+            self.pool: Any = None
+        elif callable(getattr(conn, "connection", None)):
+            self.conn, self.pool = None, conn
+        else:
+            raise TypeError(
+                f"{type(self).__name__} needs a psycopg.Connection or a "
+                f"psycopg_pool.ConnectionPool, got {type(conn).__name__}."
+            )
+        self.lock = threading.Lock()
+        self.is_setup = False
+
+    @classmethod
+    @contextmanager
+    def from_conn_string(cls, conn_string: str) -> Iterator[ShallowPostgresSaver]:
+        """Connect to ``conn_string`` (autocommit), yield a saver, then close."""
+        with psycopg.connect(conn_string, autocommit=True) as conn:
+            yield cls(conn)
+
+    @contextmanager
+    def _connection(self) -> Iterator[Any]:
+        if self.pool is not None:
+            with self.pool.connection() as conn:
+                yield conn
+        else:
+            yield self.conn
+
+    def setup(self) -> None:
+        """Create or migrate the tables (idempotent; runs on first use)."""
+        with self.lock:
+            if self.is_setup:
+                return
+            with self._connection() as conn, conn.transaction():
+                with conn.cursor(row_factory=tuple_row) as cur:
+                    for statement in _migration_steps():
+                        cur.execute(statement)
+                    cur.execute("SELECT COALESCE(MAX(v), 0) FROM sg_shallow_migrations")
+                    row = cur.fetchone()
+                    version = int(row[0]) if row else 0
+                    if version > len(MIGRATIONS):
+                        raise RuntimeError(
+                            f"The shallow saver schema is version {version}, newer than this "
+                            f"stategraph supports ({len(MIGRATIONS)}). Upgrade stategraph."
+                        )
+                    for v in range(version, len(MIGRATIONS)):
+                        for statement in MIGRATIONS[v]:
+                            cur.execute(statement)
+                        cur.execute("INSERT INTO sg_shallow_migrations (v) VALUES (%s)", (v + 1,))
+            self.is_setup = True
+
+    def _run(self, sql: str, params: Any, fetch: bool = False) -> list[tuple[Any, ...]]:
+        if not self.is_setup:
+            self.setup()
+        with self._connection() as conn, conn.cursor(row_factory=tuple_row) as cur:
+            cur.execute(sql, params)
+            return cur.fetchall() if fetch else []
+
+    def get_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
+        """The latest checkpoint of the thread and namespace (``checkpoint_id`` ignored)."""
+        sql, params = self.get_statement(config, type(self).__name__)
+        rows = self._run(sql, params, fetch=True)
+        return self.shallow_row(rows[0]) if rows else None
+
+    def list(
+        self,
+        config: dict[str, Any] | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: dict[str, Any] | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        """The latest checkpoint of each matching thread/namespace, newest first."""
+        sql, params, filter, exact, limit = self.list_statement(config, filter, before, limit)
+        yield from self.take(self._run(sql, params, fetch=True), filter, exact, limit)
+
+    def put(
+        self,
+        config: dict[str, Any],
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> dict[str, Any]:
+        """Replace the thread's checkpoint with ``checkpoint``."""
+        params = self.shallow_put_params(config, checkpoint, metadata, new_versions)
+        self._run(_PUT, params)
+        return checkpoint_config(params["thread_id"], params["ns"], checkpoint["id"])
+
+    def put_writes(
+        self,
+        config: dict[str, Any],
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Save a task's pending writes against the current checkpoint."""
+        params = self.put_writes_params(config, writes, task_id, task_path)
+        if params is not None:
+            self._run(_PUT_WRITES, params)
+
+    def delete_thread(self, thread_id: str) -> None:
+        """Delete the thread's checkpoints, values and writes (every namespace)."""
+        self._run(_DELETE_THREAD, {"thread_id": str(thread_id)})
+
+
+class AsyncShallowPostgresSaver(_ShallowCore):
+    """The asyncio twin of :class:`ShallowPostgresSaver` (``psycopg.AsyncConnection`` or
+    ``psycopg_pool.AsyncConnectionPool``); its sync methods work from other threads."""
+
+    def __init__(self, conn: Any, *, serde: SerializerProtocol | None = None) -> None:
+        """Wrap ``conn`` (async connection or pool)."""
+        import asyncio
+
+        super().__init__(serde=serde)
+        if isinstance(conn, psycopg.AsyncConnection):
+            if not conn.autocommit:
+                raise autocommit_error(type(self).__name__)
+            self.conn: Any = conn
+            self.pool: Any = None
+        elif callable(getattr(conn, "connection", None)):
+            self.conn, self.pool = None, conn
+        else:
+            raise TypeError(
+                f"{type(self).__name__} needs a psycopg.AsyncConnection or a "
+                f"psycopg_pool.AsyncConnectionPool, got {type(conn).__name__}."
+            )
+        self.is_setup = False
+        try:
+            self.loop: Any = asyncio.get_running_loop()
+        except RuntimeError:
+            self.loop = None
+
+    @classmethod
+    @asynccontextmanager
+    async def from_conn_string(cls, conn_string: str) -> AsyncIterator[AsyncShallowPostgresSaver]:
+        """Connect to ``conn_string`` (autocommit), yield a saver, then close."""
+        async with await psycopg.AsyncConnection.connect(conn_string, autocommit=True) as conn:
+            yield cls(conn)
+
+    @asynccontextmanager
+    async def _connection(self) -> AsyncIterator[Any]:
+        if self.pool is not None:
+            async with self.pool.connection() as conn:
+                yield conn
+        else:
+            yield self.conn
+
+    async def setup(self) -> None:
+        """Create or migrate the tables (idempotent; runs on first use)."""
+        if self.is_setup:
+            return
+        async with self._connection() as conn, conn.transaction():
+            async with conn.cursor(row_factory=tuple_row) as cur:
+                for statement in _migration_steps():
+                    await cur.execute(statement)
+                await cur.execute("SELECT COALESCE(MAX(v), 0) FROM sg_shallow_migrations")
+                row = await cur.fetchone()
+                version = int(row[0]) if row else 0
+                if version > len(MIGRATIONS):
+                    raise RuntimeError(
+                        f"The shallow saver schema is version {version}, newer than this "
+                        f"stategraph supports ({len(MIGRATIONS)}). Upgrade stategraph."
+                    )
+                for v in range(version, len(MIGRATIONS)):
+                    for statement in MIGRATIONS[v]:
+                        await cur.execute(statement)
+                    await cur.execute("INSERT INTO sg_shallow_migrations (v) VALUES (%s)", (v + 1,))
+        self.is_setup = True
+
+    async def _run(self, sql: str, params: Any, fetch: bool = False) -> list[tuple[Any, ...]]:
+        import asyncio
+
+        if self.loop is None:
+            self.loop = asyncio.get_running_loop()
+        if not self.is_setup:
+            await self.setup()
+        async with self._connection() as conn, conn.cursor(row_factory=tuple_row) as cur:
+            await cur.execute(sql, params)
+            return await cur.fetchall() if fetch else []
+
+    async def aget_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
+        """The latest checkpoint of the thread and namespace (``checkpoint_id`` ignored)."""
+        sql, params = self.get_statement(config, type(self).__name__)
+        rows = await self._run(sql, params, fetch=True)
+        return self.shallow_row(rows[0]) if rows else None
+
+    async def alist(
+        self,
+        config: dict[str, Any] | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: dict[str, Any] | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        """The latest checkpoint of each matching thread/namespace, newest first."""
+        sql, params, filter, exact, limit = self.list_statement(config, filter, before, limit)
+        for item in self.take(await self._run(sql, params, fetch=True), filter, exact, limit):
+            yield item
+
+    async def aput(
+        self,
+        config: dict[str, Any],
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> dict[str, Any]:
+        """Replace the thread's checkpoint with ``checkpoint``."""
+        params = self.shallow_put_params(config, checkpoint, metadata, new_versions)
+        await self._run(_PUT, params)
+        return checkpoint_config(params["thread_id"], params["ns"], checkpoint["id"])
+
+    async def aput_writes(
+        self,
+        config: dict[str, Any],
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Save a task's pending writes against the current checkpoint."""
+        params = self.put_writes_params(config, writes, task_id, task_path)
+        if params is not None:
+            await self._run(_PUT_WRITES, params)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        """Delete the thread's checkpoints, values and writes (every namespace)."""
+        await self._run(_DELETE_THREAD, {"thread_id": str(thread_id)})
+
+    # -- sync API: from other threads while the event loop runs -------------------
+
+    def _sync(self, name: str, coro: Any) -> Any:
+        import asyncio
+
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if self.loop is None or running is self.loop:
+            coro.close()
+            raise asyncio.InvalidStateError(
+                f"Synchronous {name}() of {type(self).__name__} cannot run on the event "
+                f"loop's thread: use 'await saver.a{name}(...)', or call {name}() from "
+                f"another thread while the loop runs."
+            )
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+
+    def get_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
+        """Sync :meth:`aget_tuple` (from another thread)."""
+        result: CheckpointTuple | None = self._sync("get_tuple", self.aget_tuple(config))
+        return result
+
+    def list(
+        self,
+        config: dict[str, Any] | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: dict[str, Any] | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        """Sync :meth:`alist` (from another thread)."""
+
+        async def collect() -> list[CheckpointTuple]:
+            return [
+                item async for item in self.alist(config, filter=filter, before=before, limit=limit)
+            ]
+
+        items: list[CheckpointTuple] = self._sync("list", collect())
+        return iter(items)
+
+    def put(
+        self,
+        config: dict[str, Any],
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> dict[str, Any]:
+        """Sync :meth:`aput` (from another thread)."""
+        result: dict[str, Any] = self._sync(
+            "put", self.aput(config, checkpoint, metadata, new_versions)
+        )
+        return result
+
+    def put_writes(
+        self,
+        config: dict[str, Any],
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Sync :meth:`aput_writes` (from another thread)."""
+        self._sync("put_writes", self.aput_writes(config, writes, task_id, task_path))
+
+    def delete_thread(self, thread_id: str) -> None:
+        """Sync :meth:`adelete_thread` (from another thread)."""
+        self._sync("delete_thread", self.adelete_thread(thread_id))
