@@ -1,0 +1,153 @@
+"""``stategraph studio [module:graph]``: the local web inspector (the ``studio`` extra)."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import os
+import time
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+from stategraph.cli.errors import (
+    EXIT_MISSING_DEPENDENCY,
+    EXIT_NOT_FOUND,
+    EXIT_OK,
+    EXIT_USAGE,
+    CliError,
+)
+from stategraph.cli.loading import load_graph
+from stategraph.cli.savers import add_saver_arguments
+from stategraph.cli.stores import open_store
+
+__all__ = ["add_parser", "run", "is_loopback", "open_store"]
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register ``studio``."""
+    parser = subparsers.add_parser(
+        "studio",
+        help="open the local web inspector on a checkpoint database",
+        description=(
+            "Serve a local web UI (and a LangGraph-Server-style API) over a checkpoint "
+            "database: threads, timelines, state diffs, interrupts, the store. Read-only "
+            "unless --allow-writes."
+        ),
+    )
+    parser.add_argument(
+        "graph", nargs="?", help="MODULE:ATTR of the graph (enables drawing, runs and actions)"
+    )
+    add_saver_arguments(parser)
+    parser.add_argument(
+        "--store",
+        metavar="FILE|URL",
+        help="a store to browse: a SqliteStore file or a PostgresStore postgresql:// URL",
+    )
+    parser.add_argument(
+        "--allow-writes",
+        action="store_true",
+        help="allow answering interrupts, updating state, forking and runs",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=2024, help="port (default 2024)")
+    parser.add_argument(
+        "--token",
+        default=os.environ.get("STATEGRAPH_STUDIO_TOKEN"),
+        help="access token (required off loopback; default: $STATEGRAPH_STUDIO_TOKEN)",
+    )
+    parser.add_argument(
+        "--assistant-id",
+        default="agent",
+        help="the graph's assistant id in the API (default agent)",
+    )
+
+
+def is_loopback(host: str) -> bool:
+    """True for localhost and loopback addresses."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _saver(args: argparse.Namespace, stack: ExitStack) -> Any:
+    if args.sqlite and args.postgres:
+        raise CliError("Give either --sqlite or --postgres, not both.", EXIT_USAGE)
+    if args.sqlite:
+        import sqlite3
+
+        from stategraph.checkpoint.sqlite import SqliteSaver
+
+        if not Path(args.sqlite).is_file():
+            raise CliError(f"No such SQLite file: {args.sqlite}", EXIT_NOT_FOUND)
+        if args.allow_writes:
+            conn = sqlite3.connect(args.sqlite, check_same_thread=False, isolation_level=None)
+        else:  # the file itself refuses writes
+            conn = sqlite3.connect(
+                f"file:{args.sqlite}?mode=ro",
+                uri=True,
+                check_same_thread=False,
+                isolation_level=None,
+            )
+        stack.callback(conn.close)
+        return SqliteSaver(conn)
+    if args.postgres:
+        try:
+            from stategraph.checkpoint.postgres import PostgresSaver
+        except ImportError as exc:
+            raise CliError(
+                f"PostgreSQL needs psycopg: pip install 'stategraph[postgres]' ({exc}).",
+                EXIT_MISSING_DEPENDENCY,
+            ) from exc
+        return stack.enter_context(PostgresSaver.from_conn_string(args.postgres))
+    raise CliError("Name the checkpoint database: --sqlite FILE or --postgres DSN.", EXIT_USAGE)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve the studio until interrupted."""
+    try:
+        import uvicorn
+
+        from stategraph.studio.app import create_app
+        from stategraph.studio.reading import thread_index_for, warm
+    except ImportError as exc:
+        raise CliError(
+            f"The studio needs its extra: pip install 'stategraph[studio]' ({exc}).",
+            EXIT_MISSING_DEPENDENCY,
+        ) from exc
+    token = args.token
+    if not is_loopback(args.host) and not token:
+        raise CliError(
+            f"Binding to {args.host} exposes the studio beyond this machine: give --token "
+            "(or STATEGRAPH_STUDIO_TOKEN).",
+            EXIT_USAGE,
+        )
+    graph = load_graph(args.graph) if args.graph else None
+    with ExitStack() as stack:
+        saver = _saver(args, stack)
+        store = (
+            open_store(args.store, stack, allow_writes=args.allow_writes) if args.store else None
+        )
+        index = thread_index_for(saver, sqlite=args.sqlite, postgres=args.postgres)
+        stack.callback(index.close)
+        started = time.perf_counter()
+        count = warm(index)
+        print(f"read {count} threads in {time.perf_counter() - started:.1f} s", flush=True)
+        app = create_app(
+            saver,
+            graph=graph,
+            store=store,
+            index=index,
+            allow_writes=args.allow_writes,
+            token=token,
+            assistant_id=args.assistant_id,
+        )
+        where = f"http://{args.host}:{args.port}/"
+        print(f"stategraph studio on {where}" + (f"?token={token}" if token else ""), flush=True)
+        if not args.allow_writes:
+            print("read-only (start with --allow-writes to act on threads)", flush=True)
+        uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return EXIT_OK
