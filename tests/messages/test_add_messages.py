@@ -336,12 +336,14 @@ def test_appending_to_a_long_history_is_fast() -> None:
     replace = HumanMessage("edited", id=history[500].id)
     for right in ([new], [replace]):
         add_messages(history, right)  # warm up
-        runs = 200
-        start = time.perf_counter()
-        for _ in range(runs):
+        timings = []
+        for _ in range(200):
+            start = time.perf_counter()
             result = add_messages(history, right)
-        per_call = (time.perf_counter() - start) / runs
+            timings.append(time.perf_counter() - start)
+        per_call = min(timings)  # the fastest call: what the code costs, not the machine's load
         assert len(result) in (1000, 1001)
-        # Typically ~40 µs (append) / ~70 µs (replace); the bound leaves room for slow CI.
-        assert per_call < 1e-3, f"add_messages took {per_call * 1e6:.0f} µs for 1000 messages"
+        # Typically ~50 µs (append) / ~300 µs (replace) on 3.11, about twice that on
+        # 3.10 under load; a quadratic merge would take ~1000x longer, far past 5 ms.
+        assert per_call < 5e-3, f"add_messages took {per_call * 1e6:.0f} µs for 1000 messages"
     assert add_messages(history, [replace])[500].content == "edited"

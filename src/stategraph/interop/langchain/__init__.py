@@ -1,0 +1,49 @@
+"""LangChain inside stategraph: chat models, tools and message classes.
+
+Loaded by stategraph only after the application imported ``langchain_core``; it then
+
+* lets LangChain chat models called in a node stream their tokens to
+  ``stream_mode="messages"`` (their callbacks report to the model-call hook),
+* converts messages at the boundary of a LangChain model used by
+  ``create_react_agent`` (stategraph messages become LangChain ones),
+* keeps the state in LangChain's message classes, as LangGraph does: dicts, tuples
+  and strings given to ``add_messages`` become LangChain messages, and ``ToolNode``
+  answers a LangChain ``AIMessage`` with a LangChain ``ToolMessage``.
+
+``use_langchain_messages(False)`` turns the last point off (stategraph's own message
+classes are then used even when ``langchain_core`` is loaded).
+"""
+
+from __future__ import annotations
+
+from stategraph.interop.langchain.messages import (
+    from_langchain,
+    is_langchain_message,
+    is_langchain_model,
+    to_langchain,
+    to_langchain_messages,
+)
+from stategraph.interop.langchain.scope import enter_task
+
+__all__ = [
+    "use_langchain_messages",
+    "langchain_messages",
+    "enter_task",
+    "to_langchain",
+    "to_langchain_messages",
+    "from_langchain",
+    "is_langchain_message",
+    "is_langchain_model",
+]
+
+_MESSAGES = [True]
+
+
+def use_langchain_messages(on: bool) -> None:
+    """Choose whether message-likes become LangChain messages (default: yes)."""
+    _MESSAGES[0] = bool(on)
+
+
+def langchain_messages() -> bool:
+    """Whether dicts/tuples/strings become LangChain messages (see the module doc)."""
+    return _MESSAGES[0]

@@ -1,0 +1,133 @@
+"""The ``messages`` stream mode: token chunks as models produce them, then node outputs.
+
+:class:`MessagesEmitter` is the first model-call handler of a run that streams
+``"messages"``. It sends each chunk a model streams inside a task to the caller as
+``(chunk, metadata)``, and, when a task finishes, every message the task wrote that
+was neither streamed already nor part of the task's input (so a reply streamed token
+by token is not sent a second time, and a node returning the whole history does not
+replay it). Tasks of subgraphs report only when the caller streams subgraphs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from stategraph import _clock
+from stategraph.constants import ERROR, INTERRUPT
+from stategraph.pregel.attempt import task_metadata
+from stategraph.pregel.model_calls import ModelCall, ModelCallHandler
+
+if TYPE_CHECKING:
+    from stategraph.pregel.run import RunContext, Sink
+    from stategraph.pregel.task import Task
+
+__all__ = ["MessagesEmitter", "NOSTREAM"]
+
+NOSTREAM = "nostream"
+"""Tag that keeps a node's or a model's messages off the ``messages`` stream."""
+
+
+def _is_message(value: Any) -> bool:
+    return hasattr(value, "content") and hasattr(value, "type") and hasattr(value, "id")
+
+
+def _direct_messages(value: Any) -> list[Any]:
+    """``value`` itself if it is a message, or the messages of a list/tuple."""
+    if _is_message(value):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [v for v in value if _is_message(v)]
+    return []
+
+
+def _input_messages(value: Any) -> list[Any]:
+    """The messages in a task input: a message, a list, or a state's values."""
+    found = _direct_messages(value)
+    if found or _is_message(value):
+        return found
+    if not isinstance(value, Mapping):
+        value = getattr(value, "__dict__", None)
+        if not isinstance(value, dict):
+            return []
+    for item in value.values():
+        found.extend(_direct_messages(item))
+    return found
+
+
+class MessagesEmitter(ModelCallHandler):
+    """Streams model tokens and node output messages on the ``messages`` mode."""
+
+    streams: ClassVar[bool] = True
+
+    def __init__(self, sink: Sink, subgraphs: bool) -> None:
+        self.sink = sink
+        self.subgraphs = subgraphs
+        self.seen: set[str] = set()
+        self._meta: dict[str, dict[str, Any]] = {}
+
+    # ------------------------------------------------------------ model calls
+    def on_model_start(self, call: ModelCall) -> bool:
+        if NOSTREAM in call.tags or (call.namespace and not self.subgraphs):
+            return False
+        meta = call.metadata
+        if call.tags:
+            meta = {**meta, "tags": list(call.tags)}
+        self._meta[call.run_id] = meta
+        return True
+
+    def on_model_chunk(self, call: ModelCall, chunk: Any) -> None:
+        chunk_id = chunk.id
+        if chunk_id is not None:
+            self.seen.add(chunk_id)
+        self.sink(call.namespace, "messages", (chunk, self._meta[call.run_id]))
+
+    def on_model_end(self, call: ModelCall, message: Any) -> None:
+        meta = self._meta.pop(call.run_id, None)
+        if call.chunk_count == 0 and meta is not None:
+            # the model did not stream (it cannot): send the whole reply once
+            if message.id is not None:
+                if message.id in self.seen:
+                    return
+                self.seen.add(message.id)
+            self.sink(call.namespace, "messages", (message, meta))
+
+    def on_model_error(self, call: ModelCall, error: BaseException) -> None:
+        self._meta.pop(call.run_id, None)
+
+    # ------------------------------------------------------------ node outputs
+    def task_started(self, task: Task) -> None:
+        """Remember the messages a task received: returning them is not news."""
+        if task.node.metadata.get("__hidden__"):
+            return
+        for message in _input_messages(task.input):
+            if message.id is not None:
+                self.seen.add(message.id)
+
+    def task_finished(self, run: RunContext, task: Task, step: int) -> None:
+        """Send the messages ``task`` wrote that were not streamed or received before."""
+        node = task.node
+        if NOSTREAM in node.tags or node.metadata.get("__hidden__"):
+            return
+        meta: dict[str, Any] | None = None
+        for chan, value in task.writes:
+            if chan in (ERROR, INTERRUPT):
+                continue
+            for item in _direct_messages(value):
+                if getattr(item, "type", "") == "remove":
+                    continue
+                if item.id is None:
+                    # give it its state id now: the id streamed is the id it keeps
+                    try:
+                        item.id = _clock.uuid4_str()
+                    except AttributeError:
+                        pass
+                elif item.id in self.seen:
+                    continue
+                if item.id is not None:
+                    self.seen.add(item.id)
+                if meta is None:
+                    meta = {**task_metadata(run, task, step), "ls_integration": "langgraph"}
+                    if meta["thread_id"] is None:
+                        del meta["thread_id"]
+                self.sink(run.stream_ns, "messages", (item, dict(meta)))

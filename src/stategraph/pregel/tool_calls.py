@@ -1,0 +1,82 @@
+"""Reports of tool calls made inside a node (``ToolNode``).
+
+Each report goes to the ``tools`` stream mode (when the caller streams it) and to the
+run's observers (callback handlers get ``on_tool_start`` / ``on_tool_end`` /
+``on_tool_error``, tracing gets a span). Outside a running graph they do nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from stategraph._sync_await import resolve
+from stategraph.pregel.observe import current_run_and_task
+
+__all__ = ["tool_started", "tool_finished", "tool_failed", "tool_output_delta"]
+
+
+def _call_id(call: Mapping[str, Any]) -> Any:
+    return call.get("id")
+
+
+def tool_started(call: Mapping[str, Any]) -> None:
+    """The tool call ``{"name", "args", "id"}`` starts."""
+    current = current_run_and_task()
+    if current is None:
+        return
+    run, task = current
+    if "tools" in run.modes:
+        run.emit(
+            "tools",
+            {
+                "event": "tool-started",
+                "tool_call_id": _call_id(call),
+                "tool_name": call.get("name"),
+                "input": call.get("args"),
+            },
+        )
+    if run.observers is not None:
+        resolve(run.observers.tool_started(run, task, call))
+
+
+def tool_output_delta(call: Mapping[str, Any], delta: Any) -> None:
+    """The running tool streamed ``delta``."""
+    current = current_run_and_task()
+    if current is None:
+        return
+    run, task = current
+    if "tools" in run.modes:
+        run.emit(
+            "tools", {"event": "tool-output-delta", "tool_call_id": _call_id(call), "delta": delta}
+        )
+    if run.observers is not None:
+        resolve(run.observers.tool_output_delta(run, task, call, delta))
+
+
+def tool_finished(call: Mapping[str, Any], output: Any) -> None:
+    """The tool call produced ``output`` (its message or command)."""
+    current = current_run_and_task()
+    if current is None:
+        return
+    run, task = current
+    if "tools" in run.modes:
+        run.emit(
+            "tools", {"event": "tool-finished", "tool_call_id": _call_id(call), "output": output}
+        )
+    if run.observers is not None:
+        resolve(run.observers.tool_finished(run, task, call, output))
+
+
+def tool_failed(call: Mapping[str, Any], error: BaseException) -> None:
+    """The tool raised ``error`` (interrupts and other control flow are not failures)."""
+    current = current_run_and_task()
+    if current is None:
+        return
+    run, task = current
+    if "tools" in run.modes:
+        run.emit(
+            "tools", {"event": "tool-error", "tool_call_id": _call_id(call), "message": str(error)}
+        )
+    if run.observers is not None:
+        resolve(run.observers.tool_failed(run, task, call, error))
