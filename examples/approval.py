@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from typing_extensions import TypedDict
 
@@ -49,7 +49,7 @@ def route(state: State) -> str:
     return "review" if state["status"] == "valid" else "reject"
 
 
-def review(state: State) -> Command[Any]:
+def review(state: State) -> Command[Literal["submit", "reject"]]:
     """Pause until a human approves or denies the candidate."""
     answer = interrupt({"request_id": state["request_id"], "candidate": state["candidate"]})
     approved = isinstance(answer, dict) and answer.get("approved") is True

@@ -1,88 +1,115 @@
-"""A drawable view of a graph: nodes, edges, Mermaid and ASCII rendering."""
+"""``get_graph()``: describe a compiled graph's routes and hand them to the drawing layer."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from stategraph.channels.named_barrier_value import (
+    NamedBarrierValue,
+    NamedBarrierValueAfterFinish,
+)
 from stategraph.constants import END, START
+from stategraph.drawing.graph import Graph, Node
+from stategraph.drawing.structure import Route, derive_edges, embed_subgraph
+from stategraph.pregel.node import ChannelWrite, PregelNode
 
 if TYPE_CHECKING:
     from stategraph.pregel.main import Pregel
 
-__all__ = ["DrawableGraph", "Edge", "draw_pregel"]
+__all__ = ["draw_pregel", "node_routes"]
+
+# Metadata keys the runtime keeps on nodes for itself; not shown in drawings.
+_INTERNAL_METADATA = frozenset({"__hidden__"})
 
 
-@dataclass(frozen=True)
-class Edge:
-    """An arrow between two nodes; ``conditional`` edges are drawn dotted."""
+def node_routes(node: PregelNode) -> list[Route]:
+    """Where ``node``'s output can go, as declared by its writers.
 
-    source: str
-    target: str
-    label: str | None = None
-    conditional: bool = False
-
-
-@dataclass
-class DrawableGraph:
-    """Nodes and edges of a graph, renderable as Mermaid or ASCII."""
-
-    nodes: list[str] = field(default_factory=list)
-    edges: list[Edge] = field(default_factory=list)
-
-    def draw_mermaid(self) -> str:
-        """A Mermaid ``graph TD`` description of the graph."""
-        lines = ["graph TD;"]
-        for n in self.nodes:
-            shape = f"{_mid(n)}([{n}])" if n in (START, END) else f"{_mid(n)}({n})"
-            lines.append(f"\t{shape};")
-        for e in self.edges:
-            arrow = "-.->" if e.conditional else "-->"
-            label = f"|{e.label}|" if e.label else ""
-            lines.append(f"\t{_mid(e.source)} {arrow}{label} {_mid(e.target)};")
-        return "\n".join(lines) + "\n"
-
-    def draw_ascii(self) -> str:
-        """A plain-text rendering: one line per edge, grouped by source."""
-        out = []
-        for n in self.nodes:
-            outgoing = [e for e in self.edges if e.source == n]
-            if not outgoing:
-                out.append(f"[{n}]")
-            for e in outgoing:
-                arrow = "..>" if e.conditional else "-->"
-                label = f" ({e.label})" if e.label else ""
-                out.append(f"[{e.source}] {arrow} [{e.target}]{label}")
-        return "\n".join(out) + "\n"
-
-    def to_json(self) -> dict[str, Any]:
-        """Nodes and edges as plain data."""
-        return {
-            "nodes": [{"id": n} for n in self.nodes],
-            "edges": [
-                {
-                    "source": e.source,
-                    "target": e.target,
-                    "label": e.label,
-                    "conditional": e.conditional,
-                }
-                for e in self.edges
-            ],
-        }
+    A writer describes itself with a ``static_routes()`` method; a plain
+    :class:`ChannelWrite` always writes its channel.
+    """
+    routes: list[Route] = []
+    for writer in node.writers:
+        describe = getattr(writer, "static_routes", None)
+        if callable(describe):
+            routes.extend(describe())
+        elif isinstance(writer, ChannelWrite):
+            routes.append(Route(writer.channel))
+    return routes
 
 
-def _mid(name: str) -> str:
-    return name.replace(" ", "_").replace("-", "_")
+def _interrupt_tag(graph: Pregel[Any, Any, Any, Any], name: str) -> str | None:
+    tags = []
+    for tag, names in (
+        ("before", graph.interrupt_before_nodes),
+        ("after", graph.interrupt_after_nodes),
+    ):
+        if names != "*" and name in names:
+            tags.append(tag)
+    return ",".join(tags) or None
 
 
-def draw_pregel(graph: Pregel, *, xray: int | bool = False) -> DrawableGraph:
-    """Derive a drawing of a low-level graph from which nodes write which channels."""
-    view = DrawableGraph(nodes=list(graph.nodes))
+def _metadata(
+    graph: Pregel[Any, Any, Any, Any], name: str, node: PregelNode
+) -> dict[str, Any] | None:
+    meta = {k: v for k, v in node.metadata.items() if k not in _INTERNAL_METADATA}
+    if node.defer:
+        meta["defer"] = True
+    tag = _interrupt_tag(graph, name)
+    if tag:
+        meta["__interrupt"] = tag
+    return meta or None
+
+
+def _subgraph_of(node: PregelNode) -> Pregel[Any, Any, Any, Any] | None:
+    from stategraph.pregel.main import Pregel
+
+    if isinstance(node.proc, Pregel):
+        return node.proc
+    if len(node.subgraphs) == 1 and isinstance(node.subgraphs[0], Pregel):
+        return node.subgraphs[0]
+    return None
+
+
+def draw_pregel(
+    graph: Pregel[Any, Any, Any, Any],
+    *,
+    xray: int | bool = False,
+    _within: tuple[int, ...] = (),
+) -> Graph:
+    """The drawable :class:`~stategraph.drawing.Graph` of a compiled graph.
+
+    ``xray=True`` draws every subgraph inside its node; an int draws that many levels.
+    A graph that a node refers to while being one of its ancestors (a node calling its
+    own graph) is not opened again.
+    """
+    routes = {name: node_routes(node) for name, node in graph.nodes.items()}
+    if START not in graph.nodes:
+        inputs = graph.input_channels
+        routes[START] = [Route(c) for c in ([inputs] if isinstance(inputs, str) else inputs)]
+    barriers = {
+        key: frozenset(ch.names)
+        for key, ch in graph.channels.items()
+        if isinstance(ch, (NamedBarrierValue, NamedBarrierValueAfterFinish))
+    }
+    edges = derive_edges(routes=routes, trigger_to_nodes=graph.trigger_to_nodes, barriers=barriers)
+
+    drawing = Graph()
     for name, node in graph.nodes.items():
-        for writer in node.writers:
-            chan = getattr(writer, "channel", None)
-            if chan is None:
+        sub = _subgraph_of(node)
+        data: Any = node.proc if sub is node.proc else node
+        drawing.nodes[name] = Node(name, name, data, _metadata(graph, name, node))
+    if START not in drawing.nodes:
+        drawing.nodes[START] = Node(START, START, None, None)
+    drawing.nodes[END] = Node(END, END, None, None)
+    drawing.edges = edges
+
+    if xray:
+        deeper: int | bool = xray - 1 if not isinstance(xray, bool) else True
+        within = (*_within, id(graph))
+        for name, node in graph.nodes.items():
+            sub = _subgraph_of(node)
+            if sub is None or name == START or id(sub) in within:
                 continue
-            for target in graph.trigger_to_nodes.get(chan, ()):
-                view.edges.append(Edge(name, target, label=chan))
-    return view
+            embed_subgraph(drawing, name, draw_pregel(sub, xray=deeper, _within=within))
+    return drawing
