@@ -1,20 +1,40 @@
 # The two entry points of the README: `make demo` and `make test`.
 # Each creates its own virtualenv, so a fresh machine needs only Python 3.10+ and make.
+#
+# `make test` runs every check target listed in TEST_TARGETS, in order:
+#   lint, typecheck, typing, layers, docs  static checks and the documentation build
+#   unit                                   the test suite on $(PYTHON)
+#   unit-py3.X                             the test suite again on each other supported
+#                                          Python found (pyenv or PATH); skipped if absent
+# To add a test environment (an optional integration, a browser...), write a target
+# that creates what it needs and runs its tests, then append it to TEST_TARGETS in the
+# "Extra test environments" section near the end.
 
 PYTHON ?= python3
 TEST_VENV ?= .venv-test
 DEMO_VENV ?= .venv-demo
 PYTEST_ARGS ?=
-# The oldest supported Python, used for a second test run when it is installed.
-PY310 ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.10*/bin/python3.10) $(shell command -v python3.10 2>/dev/null))
-PY310_VENV ?= .venv-test-py310
+# extras installed for the main test run (tools, docs, notebook and example deps)
+TEST_EXTRAS ?= dev
+# a second environment with langchain-core, for the LangChain interop tests
+LC_VENV ?= .venv-test-langchain
+# every supported Python; the ones other than $(PYTHON)'s run the suite with `.[test]`
+SUPPORTED_PYTHONS ?= 3.10 3.11 3.12 3.13
 
-.PHONY: demo test lint typecheck layers unit unit-py310 bench clean
+MAIN_VERSION := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+OTHER_PYTHONS := $(filter-out $(MAIN_VERSION),$(SUPPORTED_PYTHONS))
+# the interpreter of version $(1): pyenv first, then PATH
+python_for = $(firstword $(wildcard $(HOME)/.pyenv/versions/$(1).*/bin/python$(1)) $(shell command -v python$(1) 2>/dev/null))
+UNIT_OTHERS := $(addprefix unit-py,$(OTHER_PYTHONS))
+
+TEST_TARGETS := lint typecheck typing layers docs unit $(UNIT_OTHERS)
+
+.PHONY: demo test lint typecheck typing layers docs unit $(UNIT_OTHERS) bench clean
 
 $(TEST_VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(TEST_VENV)
 	$(TEST_VENV)/bin/python -m pip install -q --upgrade pip
-	$(TEST_VENV)/bin/python -m pip install -q -e ".[dev]"
+	$(TEST_VENV)/bin/python -m pip install -q -e ".[$(TEST_EXTRAS)]"
 	touch $@
 
 $(DEMO_VENV)/.installed: pyproject.toml
@@ -27,35 +47,99 @@ demo: $(DEMO_VENV)/.installed
 	$(DEMO_VENV)/bin/python examples/approval.py
 
 lint: $(TEST_VENV)/.installed
-	$(TEST_VENV)/bin/ruff check src tests bench examples
-	$(TEST_VENV)/bin/ruff format --check src tests bench examples
+	$(TEST_VENV)/bin/ruff check src tests bench examples tools
+	$(TEST_VENV)/bin/ruff format --check src tests bench examples tools
 
 typecheck: $(TEST_VENV)/.installed
 	$(TEST_VENV)/bin/mypy
 
+# The typing corpus (user code with assert_type) under mypy --strict and pyright strict.
+typing: $(TEST_VENV)/.installed
+	$(TEST_VENV)/bin/mypy --strict tests/typing_corpus
+	$(TEST_VENV)/bin/pyright --pythonpath $(TEST_VENV)/bin/python
+
 layers: $(TEST_VENV)/.installed
 	$(TEST_VENV)/bin/lint-imports
+
+# The documentation site: broken links and missing API entries fail the build.
+docs: $(TEST_VENV)/.installed
+	NO_MKDOCS_2_WARNING=1 $(TEST_VENV)/bin/mkdocs build --strict --site-dir .site
 
 unit: $(TEST_VENV)/.installed
 	$(TEST_VENV)/bin/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
-# The suite again on Python 3.10 (the oldest supported version) when it is installed.
-unit-py310:
-	@if [ -n "$(PY310)" ]; then \
-		$(PY310) -m venv $(PY310_VENV) && \
-		$(PY310_VENV)/bin/python -m pip install -q --upgrade pip && \
-		$(PY310_VENV)/bin/python -m pip install -q -e ".[test]" && \
-		$(PY310_VENV)/bin/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS); \
-	else \
-		echo "Python 3.10 not found: skipping the 3.10 test run"; \
-	fi
-
-# Static checks first, then the whole test suite. pytest exits 5 when no test ran,
-# which make treats as a failure.
-test: lint typecheck layers unit unit-py310
+# The suite on another supported Python (its own venv, `.[test]` only).
+$(UNIT_OTHERS): unit-py%:
+	@py="$(call python_for,$*)"; \
+	if [ -z "$$py" ]; then echo "Python $* not found: skipping its test run"; exit 0; fi; \
+	venv=.venv-test-py$*; \
+	if [ ! -f $$venv/.installed ] || [ pyproject.toml -nt $$venv/.installed ]; then \
+		$$py -m venv $$venv && \
+		$$venv/bin/python -m pip install -q --upgrade pip && \
+		$$venv/bin/python -m pip install -q -e ".[test]" && touch $$venv/.installed || exit 1; \
+	fi; \
+	echo "== test suite on Python $* ($$py)"; \
+	$$venv/bin/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
 bench: $(TEST_VENV)/.installed
 	$(TEST_VENV)/bin/python -m bench
 
 clean:
-	rm -rf $(TEST_VENV) $(DEMO_VENV) $(PY310_VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(TEST_VENV) $(DEMO_VENV) $(LC_VENV) .venv-test-py3.* .site .pytest_cache .mypy_cache .ruff_cache
+
+# ---------------------------------------------------------------------------------
+# Extra test environments. Add a target here and append it to TEST_TARGETS:
+#
+#   test-foo: $(TEST_VENV)/.installed
+#   	$(TEST_VENV)/bin/python -m pip install -q -e ".[foo]"
+#   	$(TEST_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/foo
+#   .PHONY: test-foo
+#   TEST_TARGETS += test-foo
+
+# The LangChain interop tests, in an environment that has langchain-core (the main
+# environment does not, so the main suite proves stategraph runs without it).
+$(LC_VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(LC_VENV)
+	$(LC_VENV)/bin/python -m pip install -q --upgrade pip
+	$(LC_VENV)/bin/python -m pip install -q -e ".[test,langchain]"
+	touch $@
+
+unit-langchain: $(LC_VENV)/.installed
+	$(LC_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/interop $(PYTEST_ARGS)
+.PHONY: unit-langchain
+TEST_TARGETS += unit-langchain
+
+
+# The studio in a real headless Chromium: Debian's `chromium` package driven by
+# Playwright for Python (no browser download). Installs Chromium with apt-get when it
+# is missing (as root), and the studio extra + Playwright into the test venv.
+CHROMIUM ?= /usr/bin/chromium
+studio-browser: $(TEST_VENV)/.installed
+	@if [ ! -x "$(CHROMIUM)" ]; then \
+		if [ "$$(id -u)" = "0" ]; then \
+			echo "== installing Debian's chromium (apt-get)"; \
+			apt-get update -q && apt-get install -y -q chromium || exit 1; \
+		else \
+			echo "studio-browser: $(CHROMIUM) is missing; install Debian's chromium as root" \
+			     "(apt-get install chromium) or set CHROMIUM=/path/to/chromium." >&2; exit 1; \
+		fi; \
+	fi
+	$(TEST_VENV)/bin/python -m pip install -q -e ".[studio]" "playwright>=1.40"
+	STATEGRAPH_CHROMIUM=$(CHROMIUM) $(TEST_VENV)/bin/python -m pytest -q -p no:cacheprovider -m browser tests/studio $(PYTEST_ARGS)
+.PHONY: studio-browser
+TEST_TARGETS += studio-browser
+
+
+# The pictures of docs/screenshots.md (drawings, notebook, studio), made again in
+# Debian's Chromium driven by Playwright. Not part of `make test`.
+screenshots: $(TEST_VENV)/.installed
+	$(TEST_VENV)/bin/python -m pip install -q -e ".[studio]" "playwright>=1.40" nbconvert
+	STATEGRAPH_CHROMIUM=$(CHROMIUM) $(TEST_VENV)/bin/python tools/screenshots.py --out docs/screenshots
+.PHONY: screenshots
+
+
+# ---------------------------------------------------------------------------------
+# Static checks and the docs first, then the whole test suite on every Python found.
+# pytest exits 5 when no test ran, which make treats as a failure. Keep this rule
+# last: make expands TEST_TARGETS when it reads it.
+test: $(TEST_TARGETS)

@@ -1,4 +1,7 @@
-"""Command line: ``python -m bench [--quick] [--only NAME] [--repeat N] [--json out.json]``."""
+"""Command line: ``python -m bench [--quick] [--only NAME] [--repeat N] [--json out.json]``.
+
+``python -m bench --instructions [--workload NAME]`` counts instructions instead.
+"""
 
 from __future__ import annotations
 
@@ -53,6 +56,20 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", metavar="PATH", help="also write every timing to this file")
     parser.add_argument(
         "--no-import-cost", action="store_true", help="skip the import-time measurement"
+    )
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help=(
+            "instead of timing, count instructions per run and per step under valgrind "
+            "(callgrind) on the workloads of LangGraph's own benchmark (bench/langgraph_suite.py)"
+        ),
+    )
+    parser.add_argument(
+        "--workload",
+        action="append",
+        metavar="NAME",
+        help="with --instructions: measure only this workload (repeatable)",
     )
     return parser
 
@@ -145,9 +162,26 @@ def _machine() -> dict[str, Any]:
     }
 
 
+def _instructions(args: argparse.Namespace) -> int:
+    from bench.instructions import DEFAULT, report
+
+    libs = args.lib or ["stategraph"]
+    results: dict[str, list[dict[str, Any]]] = {}
+    for name in libs:
+        print(f"[{name}] instructions under callgrind")
+        counts = report(args.workload or DEFAULT, name, args.repeat or 2)
+        results[name] = [c.as_dict() for c in counts]
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump({"machine": _machine(), "instructions": results}, fh, indent=2)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the suite; return 0 if every case completed with a validated result."""
     args = _parser().parse_args(argv)
+    if args.instructions:
+        return _instructions(args)
     sizes = QUICK if args.quick else FULL
     repeat = args.repeat if args.repeat is not None else (3 if args.quick else 5)
     if repeat < 1:

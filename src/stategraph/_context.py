@@ -17,20 +17,25 @@ __all__ = ["TaskContext", "CURRENT_TASK", "current_task"]
 class TaskContext:
     """What one running task exposes to the code inside it.
 
-    ``config`` is built lazily by ``make_config`` the first time a node asks for it,
-    so runs whose nodes never call ``get_config()`` pay nothing for it.
+    ``config`` and ``runtime`` are built lazily (by ``make_config``/``make_runtime``)
+    the first time a node asks for them, so nodes that never use them pay nothing.
     """
 
     __slots__ = (
         "_config",
+        "_runtime",
+        "attempt",
         "checkpoint_ns",
+        "first_attempt_time",
         "make_config",
+        "make_runtime",
         "parent",
         "run",
-        "runtime",
+        "scopes",
         "scratchpad",
         "send",
         "stream_writer",
+        "subgraph_calls",
         "task_id",
         "task_name",
     )
@@ -48,10 +53,15 @@ class TaskContext:
         stream_writer: Callable[[Any], None],
         run: Any = None,
         config: dict[str, Any] | None = None,
+        make_runtime: Callable[[TaskContext], Any] | None = None,
+        first_attempt_time: float | None = None,
     ) -> None:
         self._config = config
         self.make_config = make_config
-        self.runtime = runtime
+        self._runtime = runtime if make_runtime is None else None
+        self.make_runtime = make_runtime
+        self.attempt = 1
+        self.first_attempt_time = first_attempt_time
         self.scratchpad = scratchpad
         self.send = send
         self.checkpoint_ns = checkpoint_ns
@@ -59,6 +69,10 @@ class TaskContext:
         self.task_id = task_id
         self.stream_writer = stream_writer
         self.run = run
+        # how many graphs this attempt of the task has started (see next_subgraph_index)
+        self.subgraph_calls = 0
+        self.scopes: list[Callable[[TaskContext], Callable[[], None] | None]] = []
+        """Model-library scopes entered around each attempt (see ``pregel.model_calls``)."""
 
     @property
     def config(self) -> dict[str, Any]:
@@ -67,6 +81,33 @@ class TaskContext:
         if cfg is None:
             cfg = self._config = self.make_config()
         return cfg
+
+    @property
+    def runtime(self) -> Any:
+        """The task's ``Runtime``, built on first access (it carries the attempt number)."""
+        rt = self._runtime
+        if rt is None:
+            assert self.make_runtime is not None
+            rt = self._runtime = self.make_runtime(self)
+        return rt
+
+    def next_attempt(self) -> None:
+        """Count a retry: the next access to :attr:`runtime` sees the new attempt number."""
+        self.attempt += 1
+        if self.make_runtime is not None:
+            self._runtime = None
+
+    def next_subgraph_index(self) -> int:
+        """Number the graphs this task runs, in call order (0 for the first).
+
+        The k-th graph a node runs (k > 0) gets the namespace ``<task ns>|k``, so two
+        graphs called from one node never share saved state. The count restarts with
+        every attempt of the task, so a retried or resumed node finds the same
+        namespaces again.
+        """
+        index = self.subgraph_calls
+        self.subgraph_calls = index + 1
+        return index
 
 
 CURRENT_TASK: ContextVar[TaskContext | None] = ContextVar("stategraph_task", default=None)

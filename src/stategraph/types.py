@@ -38,6 +38,7 @@ __all__ = [
     "default_retry_on",
     "CachePolicy",
     "TimeoutPolicy",
+    "TracePolicy",
     "Interrupt",
     "Send",
     "Command",
@@ -135,7 +136,7 @@ def _default_cache_key(*args: Any, **kwargs: Any) -> str | bytes:
     return default_cache_key(*args, **kwargs)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class CachePolicy(Generic[T]):
     """Cache a node's writes by a key computed from its input."""
 
@@ -145,7 +146,7 @@ class CachePolicy(Generic[T]):
     """Seconds a cached result stays valid; ``None`` means forever."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TimeoutPolicy:
     """Per-attempt time limits of a node (async nodes only).
 
@@ -168,6 +169,41 @@ class TimeoutPolicy:
                 raise ValueError(f"TimeoutPolicy.{name} must be positive, got {value!r}")
 
 
+def coerce_timeout(value: Any, what: str) -> TimeoutPolicy | None:
+    """``None``, a ``TimeoutPolicy``, seconds or a ``timedelta`` -> a policy (or ``None``).
+
+    A number or ``timedelta`` bounds the run time of one attempt; ``what`` names the
+    setting in the error raised for anything else.
+    """
+    if value is None or isinstance(value, TimeoutPolicy):
+        return value
+    if hasattr(value, "total_seconds") or (
+        isinstance(value, (int, float)) and not isinstance(value, bool)
+    ):
+        return TimeoutPolicy(run_timeout=value)
+    raise TypeError(
+        f"{what}: timeout must be a TimeoutPolicy, a number of seconds or a timedelta, "
+        f"got {value!r}."
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class TracePolicy:
+    """What a node's own trace run records (``add_node(..., trace_policy=...)``).
+
+    ``process_inputs`` / ``process_outputs`` receive the node's real input / output and
+    return the value to record instead. They apply to tracers only (LangChain tracers
+    such as LangSmith's, and the OpenTelemetry spans of ``stategraph.tracing``): the
+    node, the state, the stream modes, ``astream_events`` and other callback handlers
+    see the real values. A processor that raises is logged and the real value is
+    recorded; the run is unaffected. Not a redaction tool for child runs: runs created
+    inside the node (a model call, a subgraph) record their own payloads.
+    """
+
+    process_inputs: Callable[[Any], Any] | None = None
+    process_outputs: Callable[[Any], Any] | None = None
+
+
 @dataclass(slots=True)
 class Interrupt:
     """A value surfaced to the caller when a node calls :func:`interrupt`.
@@ -179,6 +215,39 @@ class Interrupt:
     value: Any
     id: str = "placeholder-id"
     response_schema: dict[str, Any] | None = None
+
+    def __init__(
+        self,
+        value: Any,
+        id: str = "placeholder-id",
+        *,
+        response_schema: dict[str, Any] | None = None,
+        **legacy: Any,
+    ) -> None:
+        """``ns``, ``resumable`` and ``when`` are accepted from interrupts saved by
+        LangGraph before 1.0: the id is then derived from ``ns`` as it was then."""
+        unknown = set(legacy) - {"ns", "resumable", "when"}
+        if unknown:
+            raise TypeError(f"Interrupt() got unexpected arguments: {', '.join(sorted(unknown))}")
+        ns = legacy.get("ns")
+        if ns is not None and id == "placeholder-id":
+            from xxhash import xxh3_128_hexdigest
+
+            joined = ns if isinstance(ns, str) else "|".join(ns)
+            id = xxh3_128_hexdigest(joined.encode())
+        self.value = value
+        self.id = id
+        self.response_schema = response_schema
+
+    @property
+    def interrupt_id(self) -> str:
+        """Deprecated alias of :attr:`id`."""
+        from stategraph.warnings import LangGraphDeprecatedSinceV10, warn_deprecated
+
+        warn_deprecated(
+            LangGraphDeprecatedSinceV10, "`interrupt_id` is deprecated. Use `id` instead."
+        )
+        return self.id
 
     @classmethod
     def from_ns(
@@ -197,23 +266,32 @@ class Send:
     becomes one task whose writes merge into the state through the reducers.
     """
 
-    __slots__ = ("arg", "node")
+    __slots__ = ("arg", "node", "timeout")
 
     node: str
     arg: Any
+    timeout: TimeoutPolicy | None
 
-    def __init__(self, /, node: str, arg: Any) -> None:
+    def __init__(self, /, node: str, arg: Any, *, timeout: Any = None) -> None:
         self.node = node
         self.arg = arg
+        self.timeout = coerce_timeout(timeout, f"Send to '{node}'")
 
     def __hash__(self) -> int:
         return hash((self.node, repr(self.arg)))
 
     def __repr__(self) -> str:
+        if self.timeout is not None:
+            return f"Send(node={self.node!r}, arg={self.arg!r}, timeout={self.timeout!r})"
         return f"Send(node={self.node!r}, arg={self.arg!r})"
 
     def __eq__(self, value: object) -> bool:
-        return isinstance(value, Send) and self.node == value.node and self.arg == value.arg
+        return (
+            isinstance(value, Send)
+            and self.node == value.node
+            and self.arg == value.arg
+            and self.timeout == value.timeout
+        )
 
 
 @dataclass(kw_only=True, slots=True)
@@ -266,6 +344,8 @@ class Overwrite:
     """Write ``value`` to a reducer channel directly, bypassing the reducer."""
 
     value: Any
+    type: Literal["__overwrite__"] = "__overwrite__"
+    """Marks the object as an overwrite (also in its serialized form)."""
 
 
 class StateSnapshot(NamedTuple):
@@ -335,6 +415,29 @@ class GraphOutput(Generic[T]):
 
     value: T
     interrupts: tuple[Interrupt, ...] = ()
+
+    def _legacy(self, how: str) -> dict[str, Any]:
+        from stategraph.warnings import LangGraphDeprecatedSinceV11, warn_deprecated
+
+        warn_deprecated(
+            LangGraphDeprecatedSinceV11,
+            f"Accessing GraphOutput via `{how}` is deprecated. Use `result.value` to access "
+            "the output value directly, or `result.interrupts` for interrupts.",
+            stacklevel=4,
+        )
+        out: dict[str, Any] = dict(self.value) if isinstance(self.value, dict) else {}
+        if self.interrupts:
+            out["__interrupt__"] = self.interrupts
+        return out
+
+    def __getitem__(self, key: str) -> Any:
+        """Deprecated: the output as a v1 dict (``result.value[key]``, or the
+        interrupts under ``"__interrupt__"``)."""
+        return self._legacy("result[key]")[key]
+
+    def __contains__(self, key: object) -> bool:
+        """Deprecated: whether the v1 dict form of the output has ``key``."""
+        return key in self._legacy("key in result")
 
 
 class ValuesStreamPart(TypedDict):

@@ -11,24 +11,36 @@ import asyncio
 from typing import Any
 
 import pytest
+from tests.executor_fixtures import shared_list, with_executor
 
 
 class Runner:
-    """Run a compiled graph through either the sync or the async API."""
+    """Run a compiled graph through either the sync or the async API.
 
-    def __init__(self, mode: str) -> None:
+    With an ``executor`` (tests marked ``executors``), every run gets it as
+    ``config["executor"]``, so the same assertions hold on threads, Ray and Dask.
+    """
+
+    def __init__(self, mode: str, executor: Any = None) -> None:
         self.mode = mode
+        self.executor = executor
+
+    def log(self) -> list[Any]:
+        """A list for the test's nodes to record calls in (shared with remote workers)."""
+        return shared_list(self.executor)
 
     @property
     def is_async(self) -> bool:
         return self.mode == "async"
 
     def invoke(self, graph: Any, input: Any, config: Any = None, **kwargs: Any) -> Any:
+        config = with_executor(config, self.executor)
         if self.is_async:
             return asyncio.run(graph.ainvoke(input, config, **kwargs))
         return graph.invoke(input, config, **kwargs)
 
     def stream(self, graph: Any, input: Any, config: Any = None, **kwargs: Any) -> list[Any]:
+        config = with_executor(config, self.executor)
         if self.is_async:
 
             async def collect() -> list[Any]:
@@ -39,6 +51,6 @@ class Runner:
 
 
 @pytest.fixture(params=["sync", "async"])
-def run(request: pytest.FixtureRequest) -> Runner:
+def run(request: pytest.FixtureRequest, executor: Any) -> Runner:
     """A :class:`Runner` for the sync API, then for the async API."""
-    return Runner(request.param)
+    return Runner(request.param, executor)

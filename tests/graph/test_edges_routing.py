@@ -317,3 +317,39 @@ async def test_async_path_function_under_ainvoke():
     graph = builder.compile()
     assert await graph.ainvoke({"n": 1}) == {"n": 1, "log": ["p"]}
     assert await graph.ainvoke({"n": 0}) == {"n": 0, "log": ["q"]}
+
+
+class _Wide(TypedDict):
+    total: Annotated[int, operator.add]
+    label: str
+
+
+class _RouteView(TypedDict):
+    mood: str
+
+
+class _SecondView(TypedDict):
+    total: Annotated[int, operator.add]
+    mood: str
+
+
+def test_routing_function_reads_only_its_annotated_schema() -> None:
+    seen: list[Any] = []
+
+    def first(state: _Wide) -> dict[str, Any]:
+        return {"total": 1, "mood": "happy"}
+
+    def second(state: _SecondView) -> dict[str, Any]:
+        return {"total": 1, "label": state["mood"]}
+
+    def route(state: _RouteView) -> str:
+        seen.append(dict(state))
+        return "second" if state["mood"] == "happy" else END
+
+    builder = StateGraph(_Wide)
+    builder.add_node("first", first)
+    builder.add_node("second", second)
+    builder.add_edge(START, "first")
+    builder.add_conditional_edges("first", route)
+    assert builder.compile().invoke({"total": 0}) == {"total": 2, "label": "happy"}
+    assert seen == [{"mood": "happy"}]

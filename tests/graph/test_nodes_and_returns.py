@@ -244,9 +244,40 @@ def test_return_dataclass_instance_writes_its_fields(run):
     assert run.invoke(graph, {"a": 1}) == {"a": 11, "b": "x", "log": ["m"]}
 
 
-def test_return_pydantic_instance_writes_its_set_fields(run):
+def test_return_pydantic_instance_writes_its_fields_with_defaults(run):
     graph = _object_return_graph(PMState, lambda s: PMState(a=s.a + 10))
-    assert run.invoke(graph, {"a": 1}) == {"a": 11, "b": "y", "log": ["m"]}
+    # as in LangGraph: every field that is not None is written, defaults included (b
+    # goes back to "x"; the default_factory's [] adds nothing to log)
+    assert run.invoke(graph, {"a": 1}) == {"a": 11, "b": "x", "log": ["m"]}
+
+
+def test_return_pydantic_instance_skips_fields_left_none(run):
+    class Partial(BaseModel):
+        a: int | None = None
+        b: str | None = None
+        log: Annotated[list, operator.add] = Field(default_factory=list)
+
+    graph = _object_return_graph(Partial, lambda s: Partial(a=5))
+    assert run.invoke(graph, {"a": 1}) == {"a": 5, "b": "y", "log": ["m"]}
+
+
+def test_nested_model_mutated_in_place_is_written(run):
+    class Inner(BaseModel):
+        depth: int = 0
+
+    class Outer(BaseModel):
+        inner: Inner = Field(default_factory=Inner)
+        count: int = 0
+
+    def mutate(state: Outer) -> Outer:
+        state.inner.depth = 3
+        state.count = 1
+        return state
+
+    builder = StateGraph(Outer)
+    builder.add_node("mutate", mutate)
+    builder.add_edge(START, "mutate")
+    assert run.invoke(builder.compile(), {"count": 0}) == {"inner": Inner(depth=3), "count": 1}
 
 
 def test_return_pydantic_copy_writes_all_its_fields(run):

@@ -12,6 +12,9 @@ from stategraph.types import Command, Send
 
 from .helpers import assert_steps
 
+# the same assertions on threads, a local Ray and a local Dask cluster
+pytestmark = pytest.mark.executors
+
 
 class State(TypedDict):
     log: Annotated[list, operator.add]
@@ -55,13 +58,18 @@ def _fan_graph(seen: list[Any] | None = None) -> Any:
 
 
 def test_send_one_task_per_packet_with_packet_as_input(run):
-    seen: list[Any] = []
+    seen: list[Any] = run.log()
     graph = _fan_graph(seen)
     assert run.invoke(graph, {"items": [1, 2, 3]}) == {
         "items": [1, 2, 3],
         "results": [10, 20, 30, 60],
     }
-    assert seen == [{"item": 1}, {"item": 2}, {"item": 3}]
+    # the packets run as parallel tasks: the order they start in is not defined
+    assert sorted(seen, key=lambda packet: packet["item"]) == [
+        {"item": 1},
+        {"item": 2},
+        {"item": 3},
+    ]
 
 
 def test_send_updates_stream_one_chunk_per_task(run):
@@ -166,7 +174,7 @@ def goto_many(state):
 
 
 def test_command_goto_list_with_send_name_and_end(run):
-    seen: list[Any] = []
+    seen: list[Any] = run.log()
 
     def x(state):
         seen.append(state)
@@ -298,3 +306,28 @@ def test_deferred_node_after_send_fan_out(run):
     builder.add_edge("chain2", "summary")
     result = run.invoke(builder.compile(), {"items": [1, 2]})
     assert result == {"items": [1, 2], "results": ["chain", 1, 2, "chain", "summary:4"]}
+
+
+def test_async_router_under_sync_invoke_fails_cleanly():
+    """The routing function is not even called, so no coroutine is left un-awaited."""
+    import gc
+    import warnings
+
+    calls: list[str] = []
+
+    async def route(state: Work) -> str:
+        calls.append("route")
+        return END
+
+    builder = StateGraph(Work)
+    builder.add_node("work", lambda s: {"results": [1]})
+    builder.add_edge(START, "work")
+    builder.add_conditional_edges("work", route)
+    graph = builder.compile()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(TypeError, match="async routing function; run the graph with ainvoke"):
+            graph.invoke({"items": []})
+        gc.collect()
+    assert calls == []
+    assert not [w for w in caught if "never awaited" in str(w.message)]

@@ -7,6 +7,7 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
+from tests.executor_fixtures import shared_list, with_executor
 from typing_extensions import TypedDict
 from xxhash import xxh3_128_hexdigest
 
@@ -20,21 +21,29 @@ class Runner:
     so one test body checks both shells.
     """
 
-    def __init__(self, mode: str) -> None:
+    def __init__(self, mode: str, executor: Any = None) -> None:
         self.mode = mode
         self.is_async = mode == "async"
+        # tests marked ``executors``: every run gets it as config["executor"]
+        self.executor = executor
+
+    def log(self) -> list[Any]:
+        """A list for the test's nodes to record calls in (shared with remote workers)."""
+        return shared_list(self.executor)
 
     def __repr__(self) -> str:
         return f"Runner({self.mode})"
 
     def invoke(self, graph: Any, inp: Any, config: Any = None, **kw: Any) -> Any:
         """``graph.invoke`` or ``graph.ainvoke``."""
+        config = with_executor(config, self.executor)
         if self.is_async:
             return asyncio.run(graph.ainvoke(inp, config, **kw))
         return graph.invoke(inp, config, **kw)
 
     def stream(self, graph: Any, inp: Any, config: Any = None, **kw: Any) -> list[Any]:
         """All chunks of ``graph.stream`` or ``graph.astream``."""
+        config = with_executor(config, self.executor)
         if self.is_async:
 
             async def collect() -> list[Any]:

@@ -6,12 +6,17 @@ import asyncio
 import time
 from typing import Any
 
+import pytest
+
 from stategraph.checkpoint.memory import InMemorySaver
 from stategraph.constants import INTERRUPT
 from stategraph.graph import START, StateGraph
 from stategraph.types import Command, Interrupt, interrupt
 
 from ._support import LogState, Runner, cfg, fan_out, shape, xxh
+
+# the same assertions on threads, a local Ray and a local Dask cluster
+pytestmark = pytest.mark.executors
 
 
 def one_asker(calls: list[str]) -> tuple[Any, InMemorySaver]:
@@ -21,7 +26,7 @@ def one_asker(calls: list[str]) -> tuple[Any, InMemorySaver]:
 
 
 def test_siblings_finish_and_their_writes_show_in_result_and_state(runner: Runner) -> None:
-    calls: list[str] = []
+    calls: list[str] = runner.log()
     graph, _ = one_asker(calls)
     config = cfg("siblings")
     result = runner.invoke(graph, {"log": ["in"]}, config)
@@ -70,7 +75,7 @@ def test_checkpoint_by_id_holds_values_from_before_the_step(runner: Runner) -> N
 
 
 def test_resume_does_not_rerun_finished_siblings(runner: Runner) -> None:
-    calls: list[str] = []
+    calls: list[str] = runner.log()
     graph, _ = one_asker(calls)
     config = cfg("no-rerun")
     runner.invoke(graph, {"log": ["in"]}, config)
@@ -95,7 +100,7 @@ def test_resume_does_not_rerun_finished_siblings(runner: Runner) -> None:
 
 
 def test_slow_sibling_is_not_cancelled_by_the_interrupt(runner: Runner) -> None:
-    calls: list[str] = []
+    calls: list[str] = runner.log()
 
     def fast_ask(state: LogState) -> dict[str, list[str]]:
         calls.append("ask")
@@ -172,7 +177,7 @@ def test_stream_updates_of_interrupted_step(runner: Runner) -> None:
 
 
 def test_two_parallel_askers_then_a_sequential_one(runner: Runner) -> None:
-    calls: list[str] = []
+    calls: list[str] = runner.log()
     builder = fan_out([("a", True), ("b", True)], calls, join="j")
     builder.add_node("k", _ask_node("k", calls))
     builder.add_edge("j", "k")

@@ -40,21 +40,25 @@ def test_runs_each_call_and_answers_in_call_order(run: Runner) -> None:
 
 def test_parallel_calls_really_overlap_and_keep_order(run: Runner) -> None:
     barrier = threading.Barrier(3, timeout=5)
+    done = {label: threading.Event() for label in ("slow", "mid", "fast")}
     finished: list[str] = []
 
-    def meet(label: str, delay: float) -> str:
-        """Wait for the two other calls, then finish after ``delay``."""
+    def meet(label: str, after: str) -> str:
+        """Wait for the two other calls, then finish once ``after`` has finished."""
         barrier.wait()
-        threading.Event().wait(delay)
+        if after:
+            assert done[after].wait(5), f"{after} never finished"
         finished.append(label)
+        done[label].set()
         return label
 
+    # the calls finish in the reverse of their order: fast, then mid, then slow
     out = run_tools(
         run,
         ToolNode([meet]),
-        call("meet", {"label": "slow", "delay": 0.05}, "1"),
-        call("meet", {"label": "mid", "delay": 0.02}, "2"),
-        call("meet", {"label": "fast", "delay": 0.0}, "3"),
+        call("meet", {"label": "slow", "after": "mid"}, "1"),
+        call("meet", {"label": "mid", "after": "fast"}, "2"),
+        call("meet", {"label": "fast", "after": ""}, "3"),
     )
     assert finished == ["fast", "mid", "slow"]
     assert [m.content for m in out] == ["slow", "mid", "fast"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import operator
+import sys
 import time
 from typing import Annotated, Any, TypedDict
 
@@ -14,6 +15,9 @@ from stategraph.checkpoint.memory import InMemorySaver
 from stategraph.graph import START, StateGraph
 from stategraph.pregel import NodeBuilder, Pregel
 from stategraph.types import RetryPolicy, default_retry_on, interrupt
+
+# the same assertions on threads, a local Ray and a local Dask cluster
+pytestmark = pytest.mark.executors
 
 FAST = {"initial_interval": 0.001, "jitter": False}
 
@@ -27,14 +31,25 @@ class State(TypedDict):
 def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     """Record the retry waits instead of sleeping (both shells)."""
     recorded: list[float] = []
+    real_sleep = time.sleep
     real_async_sleep = asyncio.sleep
 
+    def by_the_runtime() -> bool:
+        # only the shells' waits (a Ray or Dask client sleeps in its own threads too)
+        caller = sys._getframe(2).f_globals.get("__name__", "")
+        return str(caller).startswith("stategraph.")
+
     def fake_sleep(delay: float) -> None:
-        recorded.append(delay)
+        if by_the_runtime():
+            recorded.append(delay)
+        else:
+            real_sleep(delay)
 
     async def fake_async_sleep(delay: float, *args: Any, **kwargs: Any) -> Any:
-        recorded.append(delay)
-        return await real_async_sleep(0)
+        if by_the_runtime():
+            recorded.append(delay)
+            return await real_async_sleep(0)
+        return await real_async_sleep(delay, *args, **kwargs)
 
     monkeypatch.setattr(time, "sleep", fake_sleep)
     monkeypatch.setattr(asyncio, "sleep", fake_async_sleep)
@@ -125,7 +140,7 @@ def test_retry_policy_defaults() -> None:
 
 
 def test_max_attempts_counts_the_first_try(runner: Any, sleeps: list[float]) -> None:
-    calls: list[int] = []
+    calls: list[int] = runner.log()
     app = _graph(_always(ConnectionError("down"), calls), RetryPolicy(max_attempts=3, **FAST))
     with pytest.raises(ConnectionError, match="down"):
         runner.invoke(app, {"x": 0})
@@ -134,7 +149,7 @@ def test_max_attempts_counts_the_first_try(runner: Any, sleeps: list[float]) -> 
 
 
 def test_max_attempts_one_means_no_retry(runner: Any, sleeps: list[float]) -> None:
-    calls: list[int] = []
+    calls: list[int] = runner.log()
     app = _graph(_always(ConnectionError("down"), calls), RetryPolicy(max_attempts=1, **FAST))
     with pytest.raises(ConnectionError):
         runner.invoke(app, {"x": 0})
@@ -143,7 +158,7 @@ def test_max_attempts_one_means_no_retry(runner: Any, sleeps: list[float]) -> No
 
 
 def test_backoff_and_max_interval(runner: Any, sleeps: list[float]) -> None:
-    calls: list[int] = []
+    calls: list[int] = runner.log()
     policy = RetryPolicy(
         initial_interval=1.0, backoff_factor=3.0, max_interval=5.0, max_attempts=5, jitter=False
     )
@@ -155,7 +170,7 @@ def test_backoff_and_max_interval(runner: Any, sleeps: list[float]) -> None:
 
 
 def test_jitter_adds_up_to_one_second(runner: Any, sleeps: list[float]) -> None:
-    calls: list[int] = []
+    calls: list[int] = runner.log()
     policy = RetryPolicy(initial_interval=1.0, backoff_factor=2.0, max_attempts=6, jitter=True)
     app = _graph(_always(ConnectionError("down"), calls), policy)
     with pytest.raises(ConnectionError):
@@ -170,7 +185,7 @@ def test_jitter_adds_up_to_one_second(runner: Any, sleeps: list[float]) -> None:
 def test_success_after_retries_keeps_only_the_good_attempt(
     runner: Any, sleeps: list[float]
 ) -> None:
-    calls: list[int] = []
+    calls: list[int] = runner.log()
     app = _graph(
         _fails_then_succeeds(2, ConnectionError, calls), RetryPolicy(max_attempts=3, **FAST)
     )
@@ -180,11 +195,11 @@ def test_success_after_retries_keeps_only_the_good_attempt(
 
 def test_writes_of_a_failed_attempt_are_discarded(runner: Any, sleeps: list[float]) -> None:
     # the first writer succeeds, the second raises: the partial write must not survive
-    attempts = [0]
+    attempts: list[int] = runner.log()
 
     def node(x: int) -> int:
-        attempts[0] += 1
-        return attempts[0]
+        attempts.append(1)
+        return len(attempts)
 
     def picky(out: int) -> int:
         if out < 3:
@@ -205,19 +220,19 @@ def test_writes_of_a_failed_attempt_are_discarded(runner: Any, sleeps: list[floa
         output_channels=["b", "c"],
     )
     assert runner.invoke(app, 1) == {"b": [3], "c": 30}
-    assert attempts == [3]
+    assert len(attempts) == 3
 
 
 def test_graph_level_retry_policy_applies_to_nodes_without_one(
     runner: Any, sleeps: list[float]
 ) -> None:
-    attempts = [0]
+    attempts: list[int] = runner.log()
 
     def node(x: int) -> int:
-        attempts[0] += 1
-        if attempts[0] < 4:
+        attempts.append(1)
+        if len(attempts) < 4:
             raise ConnectionError("flaky")
-        return attempts[0]
+        return len(attempts)
 
     app = Pregel(
         nodes={"n": NodeBuilder().subscribe_only("a").do(node).write_to("b")},
@@ -234,7 +249,7 @@ def test_graph_level_retry_policy_applies_to_nodes_without_one(
 
 
 def test_default_policy_does_not_retry_value_error(runner: Any, sleeps: list[float]) -> None:
-    calls: list[int] = []
+    calls: list[int] = runner.log()
     app = _graph(_always(ValueError("bad"), calls), RetryPolicy(max_attempts=4, **FAST))
     with pytest.raises(ValueError, match="bad"):
         runner.invoke(app, {"x": 0})
@@ -243,7 +258,7 @@ def test_default_policy_does_not_retry_value_error(runner: Any, sleeps: list[flo
 
 
 def test_retry_on_exception_class(runner: Any, sleeps: list[float]) -> None:
-    calls: list[int] = []
+    calls: list[int] = runner.log()
     policy = RetryPolicy(retry_on=KeyError, max_attempts=5, **FAST)
     app = _graph(_fails_then_succeeds(3, KeyError, calls), policy)
     assert runner.invoke(app, {"x": 0, "log": []})["x"] == 4
@@ -255,7 +270,7 @@ def test_retry_on_exception_class(runner: Any, sleeps: list[float]) -> None:
 
 
 def test_retry_on_tuple_of_classes(runner: Any, sleeps: list[float]) -> None:
-    calls: list[int] = []
+    calls: list[int] = runner.log()
     policy = RetryPolicy(retry_on=(KeyError, ValueError), max_attempts=3, **FAST)
     app = _graph(_always(ValueError("v"), calls), policy)
     with pytest.raises(ValueError):
@@ -269,7 +284,7 @@ def test_retry_on_tuple_of_classes(runner: Any, sleeps: list[float]) -> None:
 
 
 def test_retry_on_predicate(runner: Any, sleeps: list[float]) -> None:
-    calls: list[int] = []
+    calls: list[int] = runner.log()
 
     def node(s: State) -> dict[str, Any]:
         calls.append(1)
@@ -282,7 +297,7 @@ def test_retry_on_predicate(runner: Any, sleeps: list[float]) -> None:
 
 
 def test_first_matching_policy_of_a_list_decides(runner: Any, sleeps: list[float]) -> None:
-    calls: list[int] = []
+    calls: list[int] = runner.log()
     policies = [
         RetryPolicy(retry_on=KeyError, max_attempts=2, **FAST),
         RetryPolicy(retry_on=ValueError, max_attempts=4, **FAST),
@@ -319,7 +334,7 @@ def test_async_node_is_retried(sleeps: list[float]) -> None:
 
 
 def test_interrupt_is_never_retried(runner: Any, sleeps: list[float]) -> None:
-    calls: list[int] = []
+    calls: list[int] = runner.log()
 
     def asks(s: State) -> dict[str, Any]:
         calls.append(1)

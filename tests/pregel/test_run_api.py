@@ -16,7 +16,7 @@ from typing import Annotated, Any, TypedDict
 import pytest
 
 from stategraph.checkpoint.memory import InMemorySaver
-from stategraph.config import get_config, get_stream_writer
+from stategraph.config import RunnableConfig, get_config, get_stream_writer
 from stategraph.errors import GraphRecursionError
 from stategraph.graph import END, START, StateGraph
 from stategraph.runtime import Runtime, get_runtime
@@ -184,6 +184,7 @@ def test_stream_debug_mode_without_checkpointer_has_no_checkpoint_events(runner:
     ]
 
 
+@pytest.mark.executors
 def test_stream_custom_mode_from_sync_node_and_its_threads(runner: Any) -> None:
     def node(s: State) -> dict[str, Any]:
         writer = get_stream_writer()
@@ -229,6 +230,7 @@ async def test_stream_custom_mode_from_async_node() -> None:
     ]
 
 
+@pytest.mark.executors
 def test_stream_writer_is_a_no_op_when_custom_is_not_requested(runner: Any) -> None:
     def node(s: State) -> dict[str, Any]:
         get_stream_writer()("ignored")
@@ -432,3 +434,22 @@ def test_with_config_recursion_limit(runner: Any) -> None:
 def test_checkpointer_requires_thread_id(runner: Any) -> None:
     with pytest.raises(ValueError, match="thread_id"):
         runner.invoke(_abc(InMemorySaver()), {"x": 1, "log": []})
+
+
+@pytest.mark.parametrize("durability", ["sync", "async", "exit"])
+def test_node_config_names_the_run_durability(runner: Any, durability: str) -> None:
+    seen: list[str] = []
+
+    def node(s: State, config: RunnableConfig) -> dict[str, Any]:
+        seen.append(config["configurable"]["__pregel_durability"])
+        seen.append(get_config()["configurable"]["__pregel_durability"])
+        return {"x": s["x"] + 1}
+
+    app = _single(node, checkpointer=InMemorySaver())
+    cfg = {"configurable": {"thread_id": f"durability-{durability}"}}
+    assert runner.invoke(app, {"x": 0}, cfg, durability=durability)["x"] == 1
+    assert seen == [durability, durability]
+    # the key stays out of what is saved
+    saved = runner.get_state(app, cfg)
+    assert "__pregel_durability" not in saved.config["configurable"]
+    assert "__pregel_durability" not in saved.metadata

@@ -116,9 +116,12 @@ async def test_get_runtime_heartbeat_is_available() -> None:
 
 
 def test_sync_node_with_timeout_is_rejected_when_built() -> None:
-    with pytest.raises(ValueError, match="Node 'slow' has a timeout but is synchronous"):
+    with pytest.raises(
+        ValueError,
+        match="Node 'slow' has a timeout, but timeouts are only supported for async nodes",
+    ):
         _graph(lambda s: {"out": "x"}, 1.0)
-    with pytest.raises(ValueError, match="has a timeout but is synchronous"):
+    with pytest.raises(ValueError, match="only supported for async nodes"):
         Pregel(
             nodes={
                 "n": NodeBuilder().subscribe_only("a").do(lambda x: x).write_to("b").set_timeout(1)

@@ -11,23 +11,52 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
-from collections.abc import Callable, Generator
-from typing import Any, Generic, TypeVar
+import typing
+from collections.abc import Awaitable, Callable, Generator, Sequence
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, overload
+
+from typing_extensions import ParamSpec
 
 from stategraph._context import CURRENT_TASK, TaskContext
+from stategraph._sync_await import resolve as resolve_report
 from stategraph.channels.ephemeral_value import EphemeralValue
 from stategraph.channels.last_value import LastValue
-from stategraph.constants import CALL_RESULT, END, START
+from stategraph.constants import (
+    CALL_RESULT,
+    CALL_RESUME,
+    END,
+    NS_END,
+    NS_SEP,
+    PUSH,
+    RESUME,
+    RESUME_ASKED,
+    RETURN,
+    START,
+)
+from stategraph.errors import sync_timeout_error
+from stategraph.pregel.cache_io import CACHE_NS
 from stategraph.pregel.call import is_async_callable
 from stategraph.pregel.main import Pregel
 from stategraph.pregel.node import PregelNode
+from stategraph.pregel.observe import aresolve
 from stategraph.pregel.retry import retry_delay
-from stategraph.types import RetryPolicy
+from stategraph.types import CachePolicy, RetryPolicy, TimeoutPolicy, coerce_timeout
+from stategraph.warnings import (
+    LangGraphDeprecatedSinceV05,
+    LangGraphDeprecatedSinceV10,
+    renamed_argument,
+    warn_deprecated,
+)
+
+if TYPE_CHECKING:
+    from stategraph.cache.base import BaseCache
 
 __all__ = ["entrypoint", "task", "TaskFuture"]
 
 R = TypeVar("R")
 S = TypeVar("S")
+P = ParamSpec("P")
+T = TypeVar("T")
 
 PREVIOUS = "__previous__"
 """Channel holding the value an entrypoint saved on its previous run of the thread."""
@@ -48,6 +77,21 @@ class TaskFuture(Generic[R]):
     def done(self) -> bool:
         """Whether the result is available."""
         return self._has_value or bool(self._future is not None and self._future.done())
+
+    def cancel(self) -> bool:
+        """Cancel the task if it can still be stopped; True when it was cancelled.
+
+        An async task is cancelled at its next ``await``; a sync task only if it has
+        not started yet (a running thread cannot be stopped). A cancelled task saves
+        no result, so a resumed workflow that calls it again runs it again.
+        """
+        if self._has_value or self._future is None:
+            return False
+        return bool(self._future.cancel())
+
+    def cancelled(self) -> bool:
+        """Whether the task was cancelled."""
+        return bool(self._future is not None and self._future.cancelled())
 
     def result(self, timeout: float | None = None) -> R:
         """Block until the task finished and return its result (or raise its error)."""
@@ -86,42 +130,105 @@ def _pool() -> Any:
     return _POOL
 
 
-class _TaskFunction(Generic[R]):
+class _TaskFunction(Generic[P, R]):
     """A function decorated with ``@task``; calling it schedules it and returns a future."""
 
     def __init__(
-        self, func: Callable[..., Any], name: str, retry_policy: tuple[RetryPolicy, ...]
+        self,
+        func: Callable[..., Any],
+        name: str,
+        retry_policy: tuple[RetryPolicy, ...],
+        cache_policy: CachePolicy[Any] | None = None,
+        timeout: TimeoutPolicy | None = None,
     ) -> None:
         self.func = func
         self.name = name
         self.retry_policy = retry_policy
+        self.cache_policy = cache_policy
+        self.timeout = timeout
         self.is_async = is_async_callable(func)
+        if timeout is not None and not self.is_async:
+            raise sync_timeout_error(f"Task '{name}'")
         functools.update_wrapper(self, func)
 
     def __repr__(self) -> str:
         return f"<task {self.name}>"
 
-    def _run_sync(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    # ------------------------------------------------------------------ cache
+    @property
+    def cache_namespace(self) -> tuple[str, ...]:
+        """Where this task's cached results live in a graph's cache."""
+        return (CACHE_NS, "@task", self.name)
+
+    def _cache_key(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        assert self.cache_policy is not None
+        raw = self.cache_policy.key_func(*args, **kwargs)
+        key = raw.hex() if isinstance(raw, bytes) else str(raw)
+        return (self.cache_namespace, key)
+
+    def clear_cache(self, cache: BaseCache[Any]) -> None:
+        """Forget every result of this task stored in ``cache``."""
+        cache.clear([self.cache_namespace])
+
+    async def aclear_cache(self, cache: BaseCache[Any]) -> None:
+        """Async twin of :meth:`clear_cache`."""
+        await cache.aclear([self.cache_namespace])
+
+    # ------------------------------------------------------------------ running
+    def _run_sync(self, args: tuple[Any, ...], kwargs: dict[str, Any], cache: Any = None) -> Any:
         import time
 
+        full_key = None
+        if cache is not None and self.cache_policy is not None:
+            full_key = self._cache_key(args, kwargs)
+            hits = cache.get([full_key])
+            if full_key in hits:
+                return hits[full_key]
         failures = 0
         while True:
             try:
-                return self.func(*args, **kwargs)
+                value = self.func(*args, **kwargs)
+                break
             except Exception as exc:
                 failures += 1
                 delay = retry_delay(self.retry_policy, exc, failures, self.name)
                 if delay is None:
                     raise
                 time.sleep(delay)
+        if full_key is not None:
+            assert self.cache_policy is not None
+            cache.set({full_key: (value, self.cache_policy.ttl)})
+        return value
 
-    async def _run_async(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    async def _run_async(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any], cache: Any = None
+    ) -> Any:
+        full_key = None
+        if cache is not None and self.cache_policy is not None:
+            full_key = self._cache_key(args, kwargs)
+            hits = await cache.aget([full_key])
+            if full_key in hits:
+                return hits[full_key]
+        value = await self._attempts_async(args, kwargs)
+        if full_key is not None:
+            assert self.cache_policy is not None
+            await cache.aset({full_key: (value, self.cache_policy.ttl)})
+        return value
+
+    async def _attempts_async(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         import asyncio
+
+        from stategraph.pregel.async_shell import Beat, call_with_timeout
 
         failures = 0
         while True:
             try:
-                return await self.func(*args, **kwargs)
+                if self.timeout is None:
+                    return await self.func(*args, **kwargs)
+                beat = Beat() if self.timeout.idle_timeout is not None else None
+                return await call_with_timeout(
+                    self.timeout, self.name, self.func(*args, **kwargs), beat
+                )
             except Exception as exc:
                 failures += 1
                 delay = retry_delay(self.retry_policy, exc, failures, self.name)
@@ -129,7 +236,7 @@ class _TaskFunction(Generic[R]):
                     raise
                 await asyncio.sleep(delay)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> TaskFuture[R]:
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> TaskFuture[R]:
         ctx = CURRENT_TASK.get()
         if ctx is None or ctx.scratchpad is None:
             raise RuntimeError(
@@ -138,51 +245,222 @@ class _TaskFunction(Generic[R]):
             )
         pad = ctx.scratchpad
         call_id = pad.next_call_id(ctx.task_id, self.name)
-        if call_id in pad.calls:
-            # finished in an earlier attempt of this task: do not run it again
-            return TaskFuture(value=pad.calls[call_id], has_value=True)
-
         run_ctx = ctx.run[0] if isinstance(ctx.run, tuple) else None
+        events = run_ctx is not None and bool(run_ctx.modes & {"tasks", "debug"})
+        if events:
+            start = {"name": self.name, "input": (args, kwargs), "triggers": (PUSH,)}
+            _emit_call_event(run_ctx, call_id, "task", start)
+        if call_id in pad.calls:
+            # finished in an earlier attempt of this task: do not run it again (as in
+            # LangGraph, its start is reported, not a second result)
+            return TaskFuture(value=pad.calls[call_id], has_value=True)
+        cache = run_ctx.cache if run_ctx is not None and self.cache_policy is not None else None
 
         def record(value: Any) -> None:
             pad.calls[call_id] = value
             ctx.send([(CALL_RESULT, (call_id, value))])
             if run_ctx is not None:
                 run_ctx.emit("updates", {self.name: value})
+                if events:
+                    _emit_call_event(
+                        run_ctx,
+                        call_id,
+                        "task_result",
+                        {
+                            "name": self.name,
+                            "error": None,
+                            "result": {RETURN: value},
+                            "interrupts": [],
+                        },
+                    )
 
         import contextvars
 
+        call_ctx = _call_context(ctx, call_id, self.name)
         cvars = contextvars.copy_context()
+        observed = _observed(ctx)
+        # reported when the call starts running (on its worker thread or asyncio task)
+        started = (
+            None
+            if observed is None
+            else (*observed, call_id, self.name, _call_input(self.func, args, kwargs))
+        )
         if self.is_async:
             import asyncio
 
             async def run() -> Any:
-                value = await self._run_async(args, kwargs)
+                CURRENT_TASK.set(call_ctx)  # this asyncio task's own context
+                if started is not None:
+                    await aresolve(started[0].observers.call_started(*started))
+                try:
+                    value = await self._run_async(args, kwargs, cache)
+                except Exception as exc:
+                    if observed is not None:
+                        await aresolve(observed[0].observers.call_failed(*observed, call_id, exc))
+                    raise
+                if observed is not None:
+                    await aresolve(observed[0].observers.call_finished(*observed, call_id, value))
                 record(value)
                 return value
 
-            return TaskFuture(asyncio.ensure_future(run(), loop=asyncio.get_running_loop()))
+            afut = asyncio.ensure_future(run(), loop=asyncio.get_running_loop())
+            pad.inflight.append(afut)
+            return TaskFuture(afut)
 
         def run_sync() -> Any:
-            value = self._run_sync(args, kwargs)
+            CURRENT_TASK.set(call_ctx)  # runs inside its own copy of the context
+            if started is not None:
+                resolve_report(started[0].observers.call_started(*started))
+            try:
+                value = self._run_sync(args, kwargs, cache)
+            except Exception as exc:
+                if observed is not None:
+                    resolve_report(observed[0].observers.call_failed(*observed, call_id, exc))
+                raise
+            if observed is not None:
+                resolve_report(observed[0].observers.call_finished(*observed, call_id, value))
             record(value)
             return value
 
-        return TaskFuture(_pool().submit(cvars.run, run_sync))
+        fut = _pool().submit(cvars.run, run_sync)
+        pad.inflight.append(fut)
+        return TaskFuture(fut)
+
+
+def _observed(ctx: Any) -> tuple[Any, Any] | None:
+    """``(run, task)`` of the calling task when the run has observers of calls."""
+    pair = ctx.run
+    if not isinstance(pair, tuple):
+        return None
+    run_ctx = pair[0]
+    observers = getattr(run_ctx, "observers", None)
+    if observers is None or not observers.wants("call_started"):
+        return None
+    return run_ctx, pair[1]
+
+
+def _call_input(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """A call's arguments by parameter name (what traces show as its input)."""
+    try:
+        bound = inspect.signature(func).bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        return {"args": args, "kwargs": kwargs}
+    return dict(bound.arguments)
+
+
+def _emit_call_event(run_ctx: Any, call_id: str, kind: str, fields: dict[str, Any]) -> None:
+    """A ``tasks``/``debug`` event for a ``@task`` call (a pushed task, as in LangGraph)."""
+    from stategraph.pregel.algo import make_task_id
+    from stategraph.pregel.debug import debug_event
+
+    payload = {"id": make_task_id(call_id), **fields}
+    run_ctx.emit("tasks", payload)
+    step = run_ctx.loop.step if run_ctx.loop is not None else 0
+    run_ctx.emit("debug", debug_event(kind, step, payload))
+
+
+def _call_context(ctx: TaskContext, call_id: str, name: str) -> TaskContext:
+    """The context a ``@task`` call runs in: the caller's, with its own interrupt scope.
+
+    ``interrupt()`` inside the call gets ids of its own (from the call's namespace) and
+    its answers are saved per call (``CALL_RESUME``), so parallel calls that each ask a
+    question are resumed independently. Results of nested calls share the caller's
+    record, so nothing that finished runs again.
+    """
+    assert ctx.scratchpad is not None
+    pad = ctx.scratchpad
+    call_pad = pad.for_call(call_id, name)
+    parent_send = ctx.send
+
+    def send(writes: list[tuple[str, Any]]) -> None:
+        out: list[tuple[str, Any]] = []
+        for chan, value in writes:
+            if chan == RESUME:
+                pad.call_resume[call_id] = list(value)
+                out.append((CALL_RESUME, {k: list(v) for k, v in pad.call_resume.items()}))
+            elif chan != RESUME_ASKED:
+                out.append((chan, value))
+        if out:
+            parent_send(out)
+
+    return TaskContext(
+        make_config=ctx.make_config,
+        runtime=ctx.runtime,
+        scratchpad=call_pad,
+        send=send,
+        checkpoint_ns=f"{ctx.checkpoint_ns}{NS_SEP}{name}{NS_END}{call_id}",
+        task_name=name,
+        task_id=call_id,
+        stream_writer=ctx.stream_writer,
+        run=ctx.run,
+    )
+
+
+class _TaskDecorator(Protocol):
+    """What ``task(name=..., retry_policy=...)`` returns: a decorator keeping types."""
+
+    @overload
+    def __call__(self, func: Callable[P, Awaitable[T]]) -> _TaskFunction[P, T]: ...
+
+    @overload
+    def __call__(self, func: Callable[P, T]) -> _TaskFunction[P, T]: ...
+
+
+@overload
+def task(
+    func: Callable[P, Awaitable[T]],
+    *,
+    name: str | None = None,
+    retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
+    cache_policy: CachePolicy[Any] | None = None,
+    timeout: TimeoutPolicy | float | Any | None = None,
+) -> _TaskFunction[P, T]: ...
+
+
+@overload
+def task(
+    func: Callable[P, T],
+    *,
+    name: str | None = None,
+    retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
+    cache_policy: CachePolicy[Any] | None = None,
+    timeout: TimeoutPolicy | float | Any | None = None,
+) -> _TaskFunction[P, T]: ...
+
+
+@overload
+def task(
+    func: None = None,
+    *,
+    name: str | None = None,
+    retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
+    cache_policy: CachePolicy[Any] | None = None,
+    timeout: TimeoutPolicy | float | Any | None = None,
+) -> _TaskDecorator: ...
 
 
 def task(
     func: Callable[..., Any] | None = None,
     *,
     name: str | None = None,
-    retry_policy: RetryPolicy | tuple[RetryPolicy, ...] | None = None,
+    retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
+    cache_policy: CachePolicy[Any] | None = None,
+    timeout: TimeoutPolicy | float | Any | None = None,
+    **deprecated: Any,
 ) -> Any:
     """Decorate a function as a task of the functional API.
 
     Calling the task inside an ``@entrypoint`` (or a StateGraph node) starts it and
-    returns a :class:`TaskFuture`. Its result is saved with the calling task, so a
-    resumed workflow gets the saved result instead of running the task again.
+    returns a :class:`TaskFuture` of its result (``.result()`` in sync code, ``await``
+    it in async code). Its result is saved with the calling task, so a resumed
+    workflow gets the saved result instead of running the task again.
+    ``cache_policy`` stores results in the graph's cache, keyed by the arguments (the
+    cache outlives threads; ``clear_cache(cache)`` empties it). ``timeout`` (async
+    tasks only) bounds each attempt; an idle limit counts from the start of the attempt.
+    Use it bare (``@task``) or with options (``@task(name=..., retry_policy=...)``);
+    either way type checkers keep the function's parameters and result type.
     """
+    retry_policy = _deprecated_retry("task", retry_policy, deprecated)
     policies: tuple[RetryPolicy, ...]
     if retry_policy is None:
         policies = ()
@@ -191,16 +469,42 @@ def task(
     else:
         policies = tuple(retry_policy)
 
-    def decorate(f: Callable[..., Any]) -> _TaskFunction[Any]:
-        return _TaskFunction(f, name or str(getattr(f, "__name__", "task")), policies)
+    def decorate(f: Callable[..., Any]) -> _TaskFunction[Any, Any]:
+        tname = name or _callable_name(f)
+        policy = coerce_timeout(timeout, f"Task '{tname}'")
+        return _TaskFunction(f, tname, policies, cache_policy, policy)
 
     if func is not None:
         return decorate(func)
     return decorate
 
 
+def _deprecated_retry(where: str, retry_policy: Any, deprecated: dict[str, Any]) -> Any:
+    """Accept LangGraph's old ``retry=`` spelling with a deprecation warning."""
+    if "retry" in deprecated:
+        warn_deprecated(
+            LangGraphDeprecatedSinceV05, renamed_argument("retry", "retry_policy"), stacklevel=4
+        )
+        given = deprecated.pop("retry")
+        retry_policy = retry_policy if retry_policy is not None else given
+    if deprecated:
+        raise TypeError(f"{where}() got unexpected arguments: {', '.join(deprecated)}")
+    return retry_policy
+
+
+def _callable_name(func: Any) -> str:
+    """A task's default name: the function's name (through ``functools.partial``)."""
+    while isinstance(func, functools.partial):
+        func = func.func
+    name = getattr(func, "__name__", None)
+    return name if isinstance(name, str) else type(func).__name__.lower()
+
+
 class _EntrypointCall:
     """Calls the entrypoint function with its input and the arguments it asks for."""
+
+    streams_calls = True
+    """Its ``@task`` calls emit ``updates`` chunks while it runs."""
 
     def __init__(self, func: Callable[..., Any], name: str) -> None:
         self.func = func
@@ -223,8 +527,8 @@ class _EntrypointCall:
                 f"{len(positional)}."
             )
 
-    def _kwargs(self, values: dict[str, Any], ctx: TaskContext) -> dict[str, Any]:
-        previous = values.get(PREVIOUS)
+    def _kwargs(self, ctx: TaskContext) -> dict[str, Any]:
+        previous = _previous(ctx) if self.inject else None
         kwargs: dict[str, Any] = {}
         for n in self.inject:
             if n == "previous":
@@ -239,22 +543,61 @@ class _EntrypointCall:
                 kwargs[n] = ctx.runtime.store
         return kwargs
 
-    def __call__(self, values: dict[str, Any], ctx: TaskContext) -> Any:
-        return self.func(values.get(START), **self._kwargs(values, ctx))
+    def __call__(self, value: Any, ctx: TaskContext) -> Any:
+        return self.func(value, **self._kwargs(ctx))
 
 
-@dataclasses.dataclass
-class _Final(Generic[R, S]):
-    value: R
-    save: S
+def _previous(ctx: TaskContext) -> Any:
+    """What the entrypoint returned (or saved) on the thread's previous run.
+
+    Read from the run's channels: they change only between steps, so this is the value
+    of the step the entrypoint runs in.
+    """
+    run = ctx.run[0] if isinstance(ctx.run, tuple) else None
+    loop = getattr(run, "loop", None)
+    channel = loop.channels.get(PREVIOUS) if loop is not None else None
+    if channel is None or not channel.is_available():
+        return None
+    return channel.get()
 
 
 class _EntrypointWriter:
     def __call__(self, task: Any, output: Any) -> None:
-        if isinstance(output, _Final):
+        if isinstance(output, entrypoint.final):
             task.writes.extend([(END, output.value), (PREVIOUS, output.save)])
         else:
             task.writes.extend([(END, output), (PREVIOUS, output)])
+
+
+def _allow_types(holder: Any, *types: Any) -> None:
+    """Let ``holder``'s serializer load the entrypoint's annotated input and output
+    types (saved as the run's input and ``previous``), as a StateGraph's schemas are."""
+    allow = getattr(getattr(holder, "serde", None), "allow", None)
+    if allow is None:
+        return
+    from stategraph.checkpoint.serde.jsonplus import collect_schema_types
+
+    allow(*collect_schema_types(*[t for t in types if t is not Any]))
+
+
+def _io_types(func: Callable[..., Any]) -> tuple[Any, Any]:
+    """The input and output types of an entrypoint function, from its annotations.
+
+    The input is the first parameter's type; the output the return type (the value
+    type of ``entrypoint.final[value, save]``). ``Any`` where not annotated.
+    """
+    try:
+        hints = typing.get_type_hints(func)
+        params = list(inspect.signature(func).parameters)
+    except Exception:
+        return Any, Any
+    in_type = hints.get(params[0], Any) if params else Any
+    out_type = hints.get("return", Any)
+    if out_type is entrypoint.final:
+        out_type = Any
+    elif typing.get_origin(out_type) is entrypoint.final:
+        out_type = typing.get_args(out_type)[0]
+    return in_type, out_type
 
 
 class entrypoint:
@@ -273,7 +616,18 @@ class entrypoint:
     ``runtime``, ``writer`` and ``store``. It returns the workflow's output.
     """
 
-    final = _Final
+    @dataclasses.dataclass(kw_only=True)
+    class final(Generic[R, S]):
+        """Return ``entrypoint.final(value=..., save=...)`` to output ``value`` but keep
+        ``save`` as ``previous`` for the next run of the thread.
+
+        Usable as a return annotation: ``-> entrypoint.final[str, int]``.
+        """
+
+        value: R
+        """What the run returns."""
+        save: S
+        """What the next run of the thread receives as ``previous``."""
 
     def __init__(
         self,
@@ -281,30 +635,54 @@ class entrypoint:
         store: Any = None,
         cache: Any = None,
         context_schema: type[Any] | None = None,
-        retry_policy: RetryPolicy | tuple[RetryPolicy, ...] | None = None,
+        cache_policy: CachePolicy[Any] | None = None,
+        retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
+        timeout: TimeoutPolicy | float | Any | None = None,
+        **deprecated: Any,
     ) -> None:
+        if "config_schema" in deprecated:
+            warn_deprecated(
+                LangGraphDeprecatedSinceV10, renamed_argument("config_schema", "context_schema")
+            )
+            given = deprecated.pop("config_schema")
+            context_schema = context_schema if context_schema is not None else given
+        retry_policy = _deprecated_retry("entrypoint", retry_policy, deprecated)
         self.checkpointer = checkpointer
         self.store = store
         self.cache = cache
         self.context_schema = context_schema
+        self.cache_policy = cache_policy
         self.retry_policy = retry_policy
+        self.timeout = coerce_timeout(timeout, "@entrypoint")
 
-    def __call__(self, func: Callable[..., Any]) -> Pregel:
+    def __call__(self, func: Callable[..., Any]) -> Pregel[Any, Any, Any, Any]:
         """Build the workflow graph around ``func``."""
         name = getattr(func, "__name__", "entrypoint")
+        if inspect.isgeneratorfunction(func) or inspect.isasyncgenfunction(func):
+            raise NotImplementedError(
+                f"@entrypoint function '{name}' is a generator; entrypoints must return "
+                "their output. Collect the values in a list and return it (stream "
+                "intermediate values with the `writer` argument)."
+            )
+        proc = _EntrypointCall(func, name)
+        in_type, out_type = _io_types(func)
+        if self.timeout is not None and not proc.is_async:
+            raise sync_timeout_error(f"Entrypoint '{name}'")
         node = PregelNode(
-            channels=[START, PREVIOUS],
+            channels=START,
             triggers=[START],
-            proc=_EntrypointCall(func, name),
+            proc=proc,
             writers=[_EntrypointWriter()],
             retry_policy=self.retry_policy,
+            cache_policy=self.cache_policy,
+            timeout=self.timeout,
             name=name,
         )
         graph = Pregel(
             nodes={name: node},
             channels={
-                START: EphemeralValue(Any),
-                END: LastValue(Any),
+                START: EphemeralValue(in_type),
+                END: LastValue(out_type),
                 PREVIOUS: LastValue(Any),
             },
             input_channels=START,
@@ -315,7 +693,8 @@ class entrypoint:
             store=self.store,
             cache=self.cache,
             context_schema=self.context_schema,
-            name=name,
         )
+        _allow_types(self.checkpointer, in_type, out_type)
+        _allow_types(self.cache, in_type, out_type)
         functools.update_wrapper(graph, func, updated=())  # type: ignore[arg-type]
         return graph

@@ -23,11 +23,26 @@ from stategraph.channels.last_value import LastValue
 from stategraph.managed import ManagedValue, is_managed_value
 
 __all__ = [
+    "ROOT",
     "SchemaInfo",
+    "is_root_schema",
     "schema_info",
     "make_mapper",
     "check_reducer",
 ]
+
+
+ROOT = "__root__"
+"""The one channel of a graph whose state is a bare value (``StateGraph(int)``)."""
+
+
+def is_root_schema(schema: Any) -> bool:
+    """Whether ``schema`` is a bare value type rather than a schema with keys.
+
+    ``StateGraph(Annotated[list, operator.add])``, ``StateGraph(int)`` or
+    ``StateGraph(dict)``: the whole state is one value, which nodes receive and return.
+    """
+    return schema is not None and not hasattr(schema, "__annotations__")
 
 
 class SchemaInfo:
@@ -59,8 +74,24 @@ def _type_hints(schema: Any) -> dict[str, Any]:
         module = sys.modules.get(getattr(schema, "__module__", ""), None)
         globalns = vars(module) if module is not None else None
         hints = typing.get_type_hints(schema, globalns=globalns, include_extras=True)
-    except (TypeError, NameError):
+    except (TypeError, NameError) as exc:
         hints = dict(getattr(schema, "__annotations__", {}) or {})
+        # an unresolved string annotation would silently drop a reducer (the key would
+        # become a plain last-value channel): refuse rather than compute wrong states
+        lost = [
+            k
+            for k, v in hints.items()
+            if "Annotated" in str(getattr(v, "__forward_arg__", v if isinstance(v, str) else ""))
+        ]
+        if lost:
+            name = getattr(schema, "__qualname__", repr(schema))
+            raise TypeError(
+                f"Cannot resolve the annotations of state schema {name} ({exc}), so the "
+                f"reducers of {lost} would be lost. String annotations (from "
+                "`from __future__ import annotations`) are resolved in the schema's "
+                "module: define the schema at module level and import there every name "
+                "its annotations use."
+            ) from exc
     if dataclasses.is_dataclass(schema):
         names = {f.name for f in dataclasses.fields(schema)}
         hints = {k: v for k, v in hints.items() if k in names}
@@ -126,6 +157,11 @@ def schema_info(schema: Any) -> SchemaInfo:
     """Channels and managed values declared by ``schema``."""
     channels: dict[str, BaseChannel] = {}
     managed: dict[str, type[ManagedValue]] = {}
+    if is_root_schema(schema):
+        root = _channel_for(ROOT, schema)
+        if not isinstance(root, BaseChannel):
+            raise ValueError(f"A managed value cannot be the whole state: {schema!r}.")
+        return SchemaInfo(schema, {ROOT: root}, managed, "root")
     for key, hint in _type_hints(schema).items():
         spec = _channel_for(key, hint)
         if isinstance(spec, BaseChannel):
@@ -157,11 +193,15 @@ def make_mapper(schema: Any, node: str) -> Callable[[dict[str, Any]], Any] | Non
 
         return to_dataclass
 
+    from stategraph.graph._model_input import model_inputs
+
     fields = set(schema.model_fields)
+    inputs = model_inputs(schema)
+    validate = schema.model_validate if inputs is None else inputs.validate
 
     def to_model(values: dict[str, Any]) -> Any:
         try:
-            return schema.model_validate({k: v for k, v in values.items() if k in fields})
+            return validate({k: v for k, v in values.items() if k in fields})
         except Exception as exc:
             add_note(exc, f"While validating the input of node '{node}' as {schema.__name__}.")
             raise

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from stategraph._fields import object_update_items
+from stategraph._sync_await import resolve as resolve_report
 from stategraph.constants import END, TASKS
 from stategraph.errors import (
     ErrorCode,
@@ -14,9 +15,12 @@ from stategraph.errors import (
     ParentCommand,
     create_error_message,
 )
+from stategraph.graph._schema import ROOT
+from stategraph.pregel.observe import aresolve
 from stategraph.types import Command, Send
 
 if TYPE_CHECKING:
+    from stategraph.drawing.structure import Route
     from stategraph.pregel.task import Task
 
 __all__ = ["branch_channel", "StateWriter", "EdgeWriter", "BranchWriter", "goto_writes"]
@@ -64,7 +68,7 @@ class StateWriter:
     warning naming the node and key (an ``InvalidUpdateError`` under ``strict``).
     """
 
-    __slots__ = ("keys", "node", "nodes", "root", "strict", "warn_unknown")
+    __slots__ = ("destinations", "keys", "node", "nodes", "root", "strict", "warn_unknown")
 
     def __init__(
         self,
@@ -75,6 +79,7 @@ class StateWriter:
         strict: bool,
         warn_unknown: bool = True,
         root: bool = False,
+        destinations: Sequence[tuple[str, str | None]] = (),
     ) -> None:
         self.node = node
         self.keys = keys
@@ -82,6 +87,16 @@ class StateWriter:
         self.strict = strict
         self.warn_unknown = warn_unknown
         self.root = root
+        self.destinations = tuple(destinations)
+
+    def static_routes(self) -> list[Route]:
+        """The ``Command(goto=...)`` targets the node declares (for drawings)."""
+        from stategraph.drawing.structure import Route
+
+        return [
+            Route(None if target == END else branch_channel(target), True, label)
+            for target, label in self.destinations
+        ]
 
     def _unknown(self, key: str) -> None:
         known = ", ".join(sorted(k for k in self.keys if not k.startswith("__")))
@@ -136,10 +151,27 @@ class StateWriter:
         if isinstance(output, Command):
             if output.graph == Command.PARENT:
                 raise ParentCommand(output)
-            writes = self._pairs(output.update) if output.update is not None else []
+            if output.update is None:
+                writes = []
+            elif self.root:
+                writes = [(ROOT, output.update)]
+            else:
+                writes = self._pairs(output.update)
             if output.goto:
                 writes.extend(goto_writes(output.goto, self.nodes, self.node))
             return writes
+        if self.root:
+            # the state is one bare value: the node returns the new value itself, or a
+            # list of updates when the list holds Commands
+            if isinstance(output, (list, tuple)) and any(isinstance(i, Command) for i in output):
+                writes = []
+                for item in output:
+                    if isinstance(item, Command):
+                        writes.extend(self.writes_for(item))
+                    elif item is not None:
+                        writes.append((ROOT, item))
+                return writes
+            return [(ROOT, output)]
         if isinstance(output, Mapping):
             return self._pairs(output)
         if isinstance(output, list):
@@ -166,6 +198,15 @@ class EdgeWriter:
     def __init__(self, writes: list[tuple[str, Any]]) -> None:
         self.writes = writes
 
+    def static_routes(self) -> list[Route]:
+        """The channels this writer always writes (for drawings)."""
+        from stategraph.drawing.structure import Route
+
+        return [
+            Route(chan, value=value if isinstance(value, str) else None)
+            for chan, value in self.writes
+        ]
+
     def __call__(self, task: Task, output: Any) -> None:
         if isinstance(output, Command) and output.graph == Command.PARENT:
             return
@@ -175,7 +216,18 @@ class EdgeWriter:
 class BranchWriter:
     """Evaluates a conditional edge on the state including the node's own update."""
 
-    __slots__ = ("managed", "mapper", "name", "nodes", "path", "path_map", "reads", "source")
+    __slots__ = (
+        "ends",
+        "managed",
+        "mapper",
+        "name",
+        "nodes",
+        "path",
+        "path_map",
+        "reads",
+        "seq_step",
+        "source",
+    )
 
     def __init__(
         self,
@@ -187,7 +239,9 @@ class BranchWriter:
         reads: list[str],
         mapper: Callable[[dict[str, Any]], Any] | None,
         managed: Mapping[str, Any] | None = None,
+        ends: Sequence[str] | None = None,
     ) -> None:
+        self.ends = list(ends) if ends is not None else None
         self.managed = dict(managed or {})
         self.source = source
         self.name = name
@@ -196,6 +250,9 @@ class BranchWriter:
         self.nodes = nodes
         self.reads = reads
         self.mapper = mapper
+        # position of the routing function in the node's sequence, as LangGraph tags
+        # its trace run (``seq:step:N``); set by the compiler
+        self.seq_step = 0
 
     def __call__(self, task: Task, output: Any) -> Any:
         from stategraph._context import CURRENT_TASK
@@ -209,14 +266,60 @@ class BranchWriter:
         if self.mapper is not None:
             state = self.mapper(state)
         ctx = CURRENT_TASK.get()
-        result = self.path(state, ctx) if ctx is not None else self.path.func(state)
+        observed = None
+        if ctx is not None and isinstance(ctx.run, tuple) and ctx.run[0].observers is not None:
+            observed = ctx.run
+            resolve_report(observed[0].observers.branch_started(*observed, self, self.label, state))
         if self.path.is_async:
-            return self._finish_async(task, result)
+            # the routing function is called only once this is awaited: a sync run
+            # that cannot await it closes this coroutine and nothing is left pending
+            return self._finish_async(task, state, ctx, observed)
+        try:
+            result = self.path(state, ctx) if ctx is not None else self.path.func(state)
+        except Exception as exc:
+            if observed is not None:
+                resolve_report(observed[0].observers.branch_failed(*observed, self, exc))
+            raise
+        if observed is not None:
+            resolve_report(observed[0].observers.branch_finished(*observed, self, result))
         task.writes.extend(self.resolve(result))
         return None
 
-    async def _finish_async(self, task: Task, pending: Any) -> None:
-        task.writes.extend(self.resolve(await pending))
+    @property
+    def label(self) -> str:
+        """The routing function's name (what its trace run is called)."""
+        func = getattr(self.path, "func", self.path)
+        return str(getattr(func, "__name__", None) or self.name)
+
+    async def _finish_async(self, task: Task, state: Any, ctx: Any, observed: Any) -> None:
+        try:
+            pending = self.path(state, ctx) if ctx is not None else self.path.func(state)
+            result = await pending
+        except Exception as exc:
+            if observed is not None:
+                await aresolve(observed[0].observers.branch_failed(*observed, self, exc))
+            raise
+        if observed is not None:
+            await aresolve(observed[0].observers.branch_finished(*observed, self, result))
+        task.writes.extend(self.resolve(result))
+
+    def static_routes(self) -> list[Route]:
+        """Every target the conditional edge can choose (for drawings).
+
+        Labels come from ``path_map`` keys that differ from their target; a branch
+        whose targets are unknown (no ``path_map``, no ``Literal`` annotation) has none.
+        """
+        from stategraph.drawing.structure import Route
+
+        def channel(target: str) -> str | None:
+            return None if target == END else branch_channel(target)
+
+        if self.path_map is not None:
+            return [
+                Route(channel(target), True, None if key == target else str(key))
+                for key, target in self.path_map.items()
+            ]
+        return [Route(channel(target), True) for target in self.ends or ()]
 
     def resolve(self, result: Any) -> list[tuple[str, Any]]:
         """Map the path function's result to trigger writes."""

@@ -1,16 +1,17 @@
 """The ``add_messages`` reducer and the ready-made ``MessagesState`` schema."""
 
 import functools
-import uuid
 from collections.abc import Callable, Sequence
 from operator import attrgetter
 from typing import Annotated, Any, Literal, Union, overload
 
 from typing_extensions import TypedDict
 
-from stategraph.messages import AnyMessage, BaseMessage, _convert_one
+from stategraph.graph.state import StateGraph
+from stategraph.messages import AnyMessage, BaseMessage, BaseMessageChunk, _convert_one
+from stategraph.messages.chunks import is_chunk, message_chunk_to_message
 
-__all__ = ["add_messages", "MessagesState", "REMOVE_ALL_MESSAGES"]
+__all__ = ["add_messages", "MessageGraph", "MessagesState", "REMOVE_ALL_MESSAGES"]
 
 REMOVE_ALL_MESSAGES = "__remove_all__"
 """Id of a ``RemoveMessage`` that deletes every message before it."""
@@ -22,7 +23,9 @@ _FORMATS = ("langchain-openai",)
 
 
 def _new_id() -> str:
-    return str(uuid.uuid4())
+    from stategraph import _clock
+
+    return _clock.uuid4_str()
 
 
 def _with_id(message: Any) -> Any:
@@ -39,6 +42,21 @@ def _with_id(message: Any) -> Any:
     return new
 
 
+def _in_app_family(message: BaseMessage) -> Any:
+    """A message built from a dict/tuple/str, in LangChain's classes if the app uses them.
+
+    LangGraph's reducer always builds LangChain messages; stategraph does so once the
+    application has imported ``langchain_core`` (see :mod:`stategraph.interop.langchain`),
+    so a ported app keeps the message classes its LangChain models expect.
+    """
+    from stategraph._bridges import langchain_bridge
+
+    bridge = langchain_bridge()
+    if bridge is None or not bridge.langchain_messages():
+        return message
+    return bridge.to_langchain(message)
+
+
 def _prepare(items: Messages) -> list[Any]:
     """Convert ``items`` to messages, each with an id (copying only where one is added)."""
     if not isinstance(items, list):
@@ -47,9 +65,17 @@ def _prepare(items: Messages) -> list[Any]:
     append = out.append
     for item in items:
         if isinstance(item, BaseMessage):
+            if isinstance(item, BaseMessageChunk):
+                item = item.to_message()
+                if item.id is None:
+                    item.id = _new_id()  # a fresh object: ours to set
             append(item if item.id is not None else item._with_id(_new_id()))
             continue
         message = _convert_one(item)
+        if is_chunk(message):
+            message = message_chunk_to_message(message)
+        if message is not item and isinstance(message, BaseMessage):
+            message = _in_app_family(message)
         if message.id is None:
             if message is item:  # a foreign message object: copy it
                 message = _with_id(message)
@@ -174,6 +200,9 @@ def add_messages(
     deletes everything before it, and the messages after it in ``right`` are merged onto
     an empty list.
 
+    Message chunks (``AIMessageChunk`` and friends, a streamed reply assembled with
+    ``+``) are stored as the full message they are a piece of.
+
     ``format="langchain-openai"`` also normalises list content to OpenAI's shape (text
     blocks joined into one string, ``tool_use`` blocks dropped). Called with keyword
     arguments only, returns the reducer with that format bound, for use as
@@ -205,7 +234,43 @@ def add_messages(
     return merged
 
 
+def _messages_delta_reducer(current: list[Any] | None, writes: Sequence[Any]) -> list[Any]:
+    """The :func:`add_messages` reducer in ``DeltaChannel`` form: folds one step's
+    writes (each a message or a list of them) onto ``current``.
+
+    Use it as ``Annotated[list[AnyMessage], DeltaChannel(_messages_delta_reducer)]``
+    (LangGraph's name). Message-like dicts, tuples and strings written to such a
+    channel become messages with an id before they are saved.
+    """
+    right: list[Any] = []
+    for write in writes:
+        if isinstance(write, list):
+            right.extend(write)
+        else:
+            right.append(write)
+    return add_messages(current if current is not None else [], right)
+
+
+_messages_delta_reducer.converts_messages = True  # type: ignore[attr-defined]
+
+
 class MessagesState(TypedDict):
     """A state schema with one key, ``messages``, merged by :func:`add_messages`."""
 
     messages: Annotated[list[AnyMessage], add_messages]
+
+
+class MessageGraph(StateGraph[Any, Any, Any, Any]):
+    """Deprecated: a graph whose whole state is a list of messages merged with
+    :func:`add_messages`. Use ``StateGraph`` with a ``messages`` key instead
+    (:class:`MessagesState`)."""
+
+    def __init__(self) -> None:
+        from stategraph.warnings import LangGraphDeprecatedSinceV10, warn_deprecated
+
+        warn_deprecated(
+            LangGraphDeprecatedSinceV10,
+            "MessageGraph is deprecated in LangGraph v1.0.0, to be removed in v2.0.0. Please "
+            "use StateGraph with a `messages` key instead.",
+        )
+        super().__init__(Annotated[list[AnyMessage], add_messages])  # type: ignore[arg-type]

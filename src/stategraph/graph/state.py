@@ -6,18 +6,30 @@ import inspect
 import typing
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic
 
-from stategraph.constants import END, NS_END, NS_SEP, RESERVED, START
+from stategraph.channels.last_value import LastValue
+from stategraph.constants import (
+    DEFAULT_ERROR_HANDLER,
+    END,
+    ERROR_HANDLER_PREFIX,
+    NS_END,
+    NS_SEP,
+    RESERVED,
+    START,
+)
 from stategraph.graph._schema import SchemaInfo, schema_info
-from stategraph.types import CachePolicy, RetryPolicy, TimeoutPolicy
+from stategraph.types import CachePolicy, RetryPolicy, TimeoutPolicy, TracePolicy, coerce_timeout
+from stategraph.warnings import (
+    LangGraphDeprecatedSinceV05,
+    LangGraphDeprecatedSinceV10,
+    renamed_argument,
+    warn_deprecated,
+)
 
-__all__ = ["StateGraph", "CompiledStateGraph", "NodeSpec", "BranchSpec"]
+__all__ = ["StateGraph", "CompiledStateGraph", "NodeSpec", "NodeAction", "BranchSpec"]
 
-StateT = TypeVar("StateT")
-ContextT = TypeVar("ContextT")
-InputT = TypeVar("InputT")
-OutputT = TypeVar("OutputT")
+from stategraph.typing import ContextT, InputT, OutputT, StateT
 
 
 @dataclass
@@ -28,19 +40,36 @@ class NodeSpec:
     func: Any
     input_schema: Any
     retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None
-    cache_policy: CachePolicy | None = None
+    cache_policy: CachePolicy[Any] | None = None
     timeout: TimeoutPolicy | None = None
     defer: bool = False
     destinations: list[str] | None = None
     destination_labels: dict[str, str] | None = None
     metadata: dict[str, Any] | None = None
     is_subgraph: bool = False
+    error_handler: Any = None
+    trace_policy: TracePolicy | None = None
+
+    @property
+    def runnable(self) -> NodeAction:
+        """The node's action as LangGraph's builder exposes it (``.func`` is what was
+        given to ``add_node``)."""
+        return NodeAction(self.name, self.func)
+
+
+@dataclass(frozen=True)
+class NodeAction:
+    """What ``NodeSpec.runnable`` returns: the node's name and its function, callable
+    object or compiled graph (``func``)."""
+
+    name: str
+    func: Any
 
 
 class BranchSpec:
     """A conditional edge: its path function, optional ``path_map`` and known targets."""
 
-    __slots__ = ("ends", "name", "path", "path_map", "source")
+    __slots__ = ("ends", "input_schema", "name", "path", "path_map", "source")
 
     def __init__(
         self,
@@ -49,16 +78,21 @@ class BranchSpec:
         path: Callable[..., Any],
         path_map: dict[Hashable, str] | None,
         ends: list[str] | None,
+        input_schema: Any = None,
     ) -> None:
         self.source = source
         self.name = name
         self.path = path
         self.path_map = path_map
         self.ends = ends
+        # the schema the routing function's first parameter is annotated with: it
+        # reads only those keys (None: the whole state)
+        self.input_schema = input_schema
 
 
-def _literal_targets(func: Any) -> list[str] | None:
-    """Targets named by a ``Literal[...]`` (or ``Command[Literal[...]]``) return annotation."""
+def _literal_targets(func: Any, *, in_command: bool = False) -> list[str] | None:
+    """Targets named by a ``Literal[...]`` return annotation of a routing function, or
+    (``in_command=True``, for nodes) by a ``Command[Literal[...]]`` one."""
     target = func if inspect.isfunction(func) or inspect.ismethod(func) else type(func).__call__
     try:
         hints = typing.get_type_hints(target)
@@ -68,16 +102,19 @@ def _literal_targets(func: Any) -> list[str] | None:
     if ret is None:
         return None
 
-    def collect(tp: Any) -> list[str]:
+    from stategraph.types import Command
+
+    def collect(tp: Any, inside: bool) -> list[str]:
         origin = typing.get_origin(tp)
         if origin is typing.Literal:
-            return [a for a in typing.get_args(tp) if isinstance(a, str)]
+            return [a for a in typing.get_args(tp) if isinstance(a, str)] if inside else []
+        inside = inside or origin is Command
         out: list[str] = []
         for arg in typing.get_args(tp):
-            out.extend(collect(arg))
+            out.extend(collect(arg, inside))
         return out
 
-    found = collect(ret)
+    found = collect(ret, not in_command)
     return found or None
 
 
@@ -104,12 +141,22 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
     ) -> None:
         if state_schema is None:
             raise ValueError("StateGraph needs a state schema, e.g. StateGraph(MyState).")
-        if "input" in kwargs and input_schema is None:
-            input_schema = kwargs.pop("input")
-        if "output" in kwargs and output_schema is None:
-            output_schema = kwargs.pop("output")
-        if "config_schema" in kwargs and context_schema is None:
-            context_schema = kwargs.pop("config_schema")
+        if "input" in kwargs:
+            warn_deprecated(LangGraphDeprecatedSinceV05, renamed_argument("input", "input_schema"))
+            given = kwargs.pop("input")
+            input_schema = input_schema if input_schema is not None else given
+        if "output" in kwargs:
+            warn_deprecated(
+                LangGraphDeprecatedSinceV05, renamed_argument("output", "output_schema")
+            )
+            given = kwargs.pop("output")
+            output_schema = output_schema if output_schema is not None else given
+        if "config_schema" in kwargs:
+            warn_deprecated(
+                LangGraphDeprecatedSinceV10, renamed_argument("config_schema", "context_schema")
+            )
+            given = kwargs.pop("config_schema")
+            context_schema = context_schema if context_schema is not None else given
         if kwargs:
             raise TypeError(f"StateGraph() got unexpected arguments: {', '.join(kwargs)}")
         self.state_schema = state_schema
@@ -121,6 +168,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         self.edges: set[tuple[str, str]] = set()
         self.waiting_edges: set[tuple[tuple[str, ...], str]] = set()
         self.branches: dict[str, dict[str, BranchSpec]] = {}
+        self.node_defaults: dict[str, Any] = {}
         self.compiled = False
         for schema in (self.state_schema, self.input_schema, self.output_schema):
             self._add_schema(schema)
@@ -134,7 +182,13 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         for key, ch in info.channels.items():
             for other in self.schemas.values():
                 existing = other.channels.get(key)
-                if existing is not None and type(existing) is not type(ch):
+                # a plain key in an input/output schema may stand for a key with a
+                # reducer in the state: the first declaration's channel is used
+                if (
+                    existing is not None
+                    and type(existing) is not type(ch)
+                    and not isinstance(ch, LastValue)
+                ):
                     raise ValueError(
                         f"State key '{key}' is declared with different channel types in "
                         f"{getattr(other.schema, '__name__', other.schema)} "
@@ -185,21 +239,38 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         metadata: dict[str, Any] | None = None,
         input_schema: type[Any] | None = None,
         retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
-        cache_policy: CachePolicy | None = None,
+        cache_policy: CachePolicy[Any] | None = None,
         timeout: TimeoutPolicy | float | None = None,
         destinations: dict[str, str] | tuple[str, ...] | None = None,
+        error_handler: Callable[..., Any] | None = None,
+        trace_policy: TracePolicy | None = None,
         **kwargs: Any,
     ) -> StateGraph[StateT, ContextT, InputT, OutputT]:
         """Add a node: ``add_node("name", fn)`` or ``add_node(fn)`` (named after ``fn``).
 
         ``fn`` may be sync or async, a callable object, a ``functools.partial`` or a
         compiled graph (a subgraph). ``input_schema`` (or the annotation of ``fn``'s
-        first parameter) limits what the node reads.
+        first parameter) limits what the node reads. ``error_handler`` runs when the
+        node fails for good (after its retries): it receives the state and a
+        :class:`~stategraph.errors.NodeError` (parameter ``error``) and returns an
+        update or a ``Command``, as a node does (see ``docs/error-handling.md``). ``trace_policy`` transforms what
+        tracers record as the node's input and output (see :class:`TracePolicy`).
         """
-        if "input" in kwargs and input_schema is None:
-            input_schema = kwargs.pop("input")
+        if "input" in kwargs:
+            warn_deprecated(LangGraphDeprecatedSinceV05, renamed_argument("input", "input_schema"))
+            given = kwargs.pop("input")
+            input_schema = input_schema if input_schema is not None else given
+        if "retry" in kwargs:
+            warn_deprecated(LangGraphDeprecatedSinceV05, renamed_argument("retry", "retry_policy"))
+            given = kwargs.pop("retry")
+            retry_policy = retry_policy if retry_policy is not None else given
         if kwargs:
             raise TypeError(f"add_node() got unexpected arguments: {', '.join(kwargs)}")
+        if trace_policy is not None and not isinstance(trace_policy, TracePolicy):
+            raise TypeError(
+                f"add_node(trace_policy=...) takes a TracePolicy, got "
+                f"{type(trace_policy).__name__}; e.g. TracePolicy(process_inputs=scrub)."
+            )
         if self.compiled:
             import warnings
 
@@ -220,24 +291,33 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
             node = name
         if action is None:
             raise ValueError(f"add_node('{node}') needs an action (a function or a graph).")
-        self._check_name(node)
         from stategraph.pregel.main import Pregel
 
+        if not (callable(action) or isinstance(action, Pregel) or hasattr(action, "invoke")):
+            raise TypeError(
+                f"add_node('{node}', ...) takes a function, an async function, a callable "
+                f"object or a compiled graph; got {type(action).__name__} {action!r:.100}."
+            )
+        self._check_name(node)
+
         is_subgraph = isinstance(action, Pregel)
+        if not is_subgraph:
+            _check_config_annotation(action)
         if input_schema is None and not is_subgraph:
             input_schema = _first_param_schema(action)
         if input_schema is not None:
             self._add_schema(input_schema)
-        if timeout is not None and not isinstance(timeout, TimeoutPolicy):
-            timeout = TimeoutPolicy(run_timeout=timeout)
+        timeout = coerce_timeout(timeout, f"Node '{node}'")
+        if error_handler is not None:
+            _check_handler(error_handler, f"error_handler of node '{node}'")
         ends = None
         labels: dict[str, str] = {}
         if destinations is not None:
             ends = list(destinations.keys() if isinstance(destinations, dict) else destinations)
             if isinstance(destinations, dict):
-                labels = {k: v for k, v in destinations.items() if v}
+                labels = dict(destinations)
         elif not is_subgraph:
-            ends = _literal_targets(action)
+            ends = _literal_targets(action, in_command=True)
         self.nodes[node] = NodeSpec(
             name=node,
             func=action,
@@ -250,7 +330,35 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
             destination_labels=labels,
             metadata=metadata,
             is_subgraph=is_subgraph,
+            error_handler=error_handler,
+            trace_policy=trace_policy,
         )
+        return self
+
+    def set_node_defaults(
+        self,
+        *,
+        retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
+        cache_policy: CachePolicy | None = None,
+        error_handler: Callable[..., Any] | None = None,
+        timeout: TimeoutPolicy | float | Any | None = None,
+    ) -> StateGraph[StateT, ContextT, InputT, OutputT]:
+        """Policies for every node that does not set its own in ``add_node``.
+
+        Applied at ``compile()``, so the order relative to ``add_node`` does not matter;
+        not inherited by subgraphs. ``retry_policy`` and ``timeout`` also apply to
+        error-handler nodes; ``cache_policy`` and ``error_handler`` only to regular
+        nodes (a handler never handles its own failure). Returns the builder.
+        """
+        if error_handler is not None:
+            _check_handler(error_handler, "set_node_defaults(error_handler=...)")
+        values = {
+            "retry_policy": retry_policy,
+            "cache_policy": cache_policy,
+            "error_handler": error_handler,
+            "timeout": coerce_timeout(timeout, "set_node_defaults()"),
+        }
+        self.node_defaults.update({k: v for k, v in values.items() if v is not None})
         return self
 
     def add_edge(
@@ -269,7 +377,10 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
             if s == END:
                 raise ValueError("END cannot be the start of an edge.")
         if end_key == END:
-            raise ValueError("A waiting edge (list of starts) cannot end at END.")
+            # waiting for all of them before ending is the same as ending after each
+            for s in starts:
+                self.edges.add((s, END))
+            return self
         self.waiting_edges.add((starts, end_key))
         return self
 
@@ -302,7 +413,12 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         else:
             mapping = None
         ends = list(mapping.values()) if mapping else _literal_targets(path)
-        branches[name] = BranchSpec(source, name, path, mapping, ends)
+        schema = _first_param_schema(path)
+        if schema is not None and schema is not self.state_schema:
+            self._add_schema(schema)
+        else:
+            schema = None
+        branches[name] = BranchSpec(source, name, path, mapping, ends, schema)
         return self
 
     def add_sequence(
@@ -381,8 +497,11 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
                     raise ValueError(
                         f"Node '{spec.name}' declares destination '{end}', which is not a node."
                     )
+        handlers = {f"{ERROR_HANDLER_PREFIX}{n}" for n, s in self.nodes.items() if s.error_handler}
+        if self.node_defaults.get("error_handler") is not None:
+            handlers.add(DEFAULT_ERROR_HANDLER)
         for name in interrupt or ():
-            if name not in self.nodes:
+            if name not in self.nodes and name not in handlers:
                 raise ValueError(
                     f"Interrupt node '{name}' not found. Nodes: {', '.join(self.nodes)}."
                 )
@@ -399,13 +518,26 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         debug: bool = False,
         name: str | None = None,
         strict: bool = False,
-    ) -> CompiledStateGraph:
+        transformers: Sequence[Any] | None = None,
+        executor: Any = None,
+    ) -> CompiledStateGraph[StateT, ContextT, InputT, OutputT]:
         """Validate the graph and compile it into a runnable :class:`CompiledStateGraph`.
 
         ``strict=True`` turns unknown update keys and interrupt/resume mismatches into
-        errors instead of warnings.
+        errors instead of warnings. ``transformers`` are ``StreamTransformer`` classes
+        (or factories) every ``stream_events(version="v3")`` run of the graph registers.
+        ``executor`` is where the nodes of the graph's tasks run (a
+        :class:`~stategraph.executors.TaskExecutor`: threads, Ray or Dask; see
+        ``docs/scale-out.md``); ``config["executor"]`` overrides it per run.
         """
+        if executor is not None:
+            from stategraph.executors.base import check_executor
+
+            check_executor(executor, "compile(executor=...)")
         from stategraph.graph._compile import compile_graph
+        from stategraph.pregel.stream_v3 import normalize_transformer_factories
+
+        factories = normalize_transformer_factories(transformers)
 
         interrupt_before = interrupt_before or []
         interrupt_after = interrupt_after or []
@@ -425,8 +557,50 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
             name=name or "LangGraph",
             strict=strict,
         )
+        compiled.stream_transformers = tuple(factories)
+        if executor is not None:
+            compiled.executor = executor
         self.compiled = True
         return compiled
+
+
+def _check_handler(handler: Any, what: str) -> None:
+    from stategraph.pregel.main import Pregel
+
+    if isinstance(handler, Pregel) or not callable(handler):
+        raise TypeError(
+            f"{what} must be a function (sync or async) taking the state and the error, "
+            f"got {handler!r}."
+        )
+
+
+def _check_config_annotation(action: Any) -> None:
+    """Warn when a node's ``config`` parameter is annotated with something other than
+    ``RunnableConfig`` (or ``RunnableConfig | None``), as LangGraph does."""
+    func: Any = action
+    if not (inspect.isfunction(action) or inspect.ismethod(action)):
+        func = getattr(action, "__call__", None)  # noqa: B004
+    if func is None:
+        return
+    try:
+        param = inspect.signature(func).parameters.get("config")
+    except (TypeError, ValueError):
+        return
+    if param is None or param.annotation is inspect.Parameter.empty:
+        return
+    ann = param.annotation
+    text = ann if isinstance(ann, str) else getattr(ann, "__name__", None) or repr(ann)
+    if "RunnableConfig" in str(text) or "RunnableConfig" in repr(ann):
+        return
+    import warnings
+
+    warnings.warn(
+        f"The 'config' parameter should be typed as 'RunnableConfig' or 'RunnableConfig | "
+        f"None', not '{text}'. The node still receives the run's config; annotate it with "
+        "stategraph.config.RunnableConfig so that type checkers know its keys.",
+        UserWarning,
+        stacklevel=3,
+    )
 
 
 def _first_param_schema(action: Any) -> Any:
@@ -467,5 +641,5 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(name)
 
 
-if typing.TYPE_CHECKING:
+if TYPE_CHECKING:
     from stategraph.graph._compile import CompiledStateGraph

@@ -1,4 +1,5 @@
-"""Ready-made pieces for tool-calling agents: ToolNode, tools_condition, create_react_agent.
+"""Ready-made pieces for tool-calling agents: ToolNode, tools_condition, create_react_agent,
+ValidationNode, and the human-in-the-loop shapes of ``stategraph.prebuilt.interrupt``.
 
 Names are imported lazily, so ``import stategraph.prebuilt`` stays cheap.
 """
@@ -9,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 __all__ = [
     "AgentState",
+    "AgentStatePydantic",
     "AsyncToolNode",
     "InjectedState",
     "InjectedStore",
@@ -20,10 +22,17 @@ __all__ = [
     "create_react_agent",
     "tool",
     "tools_condition",
+    "ToolRuntime",
+    "ToolCallRequest",
+    "ValidationNode",
 ]
 
 _LAZY = {
     "AgentState": "stategraph.prebuilt.chat_agent_executor",
+    "AgentStatePydantic": "stategraph.prebuilt.chat_agent_executor",
+    "ToolRuntime": "stategraph.prebuilt._tool_runtime",
+    "ToolCallRequest": "stategraph.prebuilt._tool_runtime",
+    "ValidationNode": "stategraph.prebuilt.tool_validator",
     "create_react_agent": "stategraph.prebuilt.chat_agent_executor",
     "AsyncToolNode": "stategraph.prebuilt.tool_node",
     "ToolNode": "stategraph.prebuilt.tool_node",
@@ -44,8 +53,14 @@ if TYPE_CHECKING:
         InjectedToolArg,
         InjectedToolCallId,
     )
-    from stategraph.prebuilt.chat_agent_executor import AgentState, create_react_agent
+    from stategraph.prebuilt._tool_runtime import ToolCallRequest, ToolRuntime
+    from stategraph.prebuilt.chat_agent_executor import (
+        AgentState,
+        AgentStatePydantic,
+        create_react_agent,
+    )
     from stategraph.prebuilt.tool_node import AsyncToolNode, ToolNode, tools_condition
+    from stategraph.prebuilt.tool_validator import ValidationNode
     from stategraph.prebuilt.tools import Tool, ToolInvocationError, tool
 
 

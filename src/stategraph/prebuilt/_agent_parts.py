@@ -47,10 +47,27 @@ def coerce_ai_message(value: Any, source: str) -> Any:
         if "role" not in data and "type" not in data:
             data["role"] = "assistant"
         return convert_to_messages([data])[0]
+    from stategraph._context import CURRENT_TASK
+
+    ctx = CURRENT_TASK.get()
+    where = f"Node '{ctx.task_name}': the" if ctx is not None else "The"
     raise TypeError(
-        f"The model ({source}) returned {type(value).__name__} {value!r:.200}; it must return "
-        "an AIMessage (or a str / message dict)."
+        f"{where} model ({source}) returned {type(value).__name__} {value!r:.200}; it must "
+        "return an AIMessage (or a str / message dict). Make the model's invoke()/ainvoke() "
+        "return a message, or wrap it in a function that converts its result."
     )
+
+
+def _for_model(model: Any, messages: list[Any]) -> list[Any]:
+    """The model's input in its own message classes (LangChain models get LangChain's)."""
+    if type(model).__module__.startswith("stategraph."):
+        return messages
+    from stategraph._bridges import langchain_bridge
+
+    bridge = langchain_bridge()
+    if bridge is None or not bridge.is_langchain_model(model):
+        return messages
+    return bridge.to_langchain_messages(messages)
 
 
 class ModelCaller:
@@ -89,6 +106,13 @@ class ModelCaller:
             )
         self.model = model
 
+    @property
+    def has_native_async(self) -> bool:
+        """Whether the model has both ``invoke`` and ``ainvoke`` (async runs then await the
+        latter instead of running the former in a worker thread)."""
+        model = self.model
+        return self.kind == "runnable" and hasattr(model, "invoke") and hasattr(model, "ainvoke")
+
     def _source(self) -> str:
         return getattr(self.raw, "__name__", None) or type(self.raw).__name__
 
@@ -104,7 +128,7 @@ class ModelCaller:
                 )
         if self.kind == "callable":
             return coerce_ai_message(model(messages), self._source())
-        return coerce_ai_message(model.invoke(messages), self._source())
+        return coerce_ai_message(model.invoke(_for_model(model, messages)), self._source())
 
     async def ainvoke(self, messages: list[Any], state: Any, runtime: Any) -> Any:
         """Call the model asynchronously and return its AI message."""
@@ -118,6 +142,7 @@ class ModelCaller:
             if inspect.isawaitable(result):
                 result = await result
             return coerce_ai_message(result, self._source())
+        messages = _for_model(model, messages)
         ainvoke = getattr(model, "ainvoke", None)
         if ainvoke is not None:
             return coerce_ai_message(await ainvoke(messages), self._source())

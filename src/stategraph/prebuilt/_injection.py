@@ -64,7 +64,8 @@ class InjectedToolCallId(InjectedToolArg):
 
 
 class Injection:
-    """What to inject into one parameter: ``kind`` is "state", "store", "call_id" or "none"."""
+    """What to inject into one parameter: ``kind`` is "state", "store", "call_id",
+    "runtime" (a :class:`~stategraph.prebuilt.ToolRuntime`) or "none"."""
 
     __slots__ = ("field", "kind")
 
@@ -107,7 +108,11 @@ def injection_of(hint: Any) -> Injection | None:
 
     Looks through ``Optional``/``Union`` members for an ``Annotated`` carrying a marker.
     """
+    from stategraph.prebuilt._tool_runtime import ToolRuntime
+
     origin = typing.get_origin(hint)
+    if hint is ToolRuntime or origin is ToolRuntime:
+        return Injection("runtime")
     if origin is typing.Annotated:
         for marker in reversed(typing.get_args(hint)[1:]):
             found = _marker_injection(marker)
@@ -153,10 +158,23 @@ def injected_values(
     call_id: str | None,
     store: Any,
     tool_name: str,
+    runtime: Callable[[], Any] | None = None,
 ) -> dict[str, Any]:
-    """The values to pass for ``injections`` given the state, call id and store."""
+    """The values to pass for ``injections`` given the state, call id and store.
+
+    ``runtime`` builds the call's :class:`~stategraph.prebuilt.ToolRuntime` (only when
+    a parameter asks for it).
+    """
     values: dict[str, Any] = {}
     for param, spec in injections.items():
+        if spec.kind == "runtime":
+            if runtime is None:
+                from stategraph.prebuilt._tool_runtime import current_tool_runtime
+
+                values[param] = current_tool_runtime(state, call_id, [])
+            else:
+                values[param] = runtime()
+            continue
         if spec.kind == "state":
             values[param] = state if spec.field is None else _state_field(state, spec.field)
         elif spec.kind == "call_id":

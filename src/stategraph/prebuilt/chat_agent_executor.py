@@ -6,6 +6,7 @@ import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any, Literal
 
+from pydantic import BaseModel
 from typing_extensions import NotRequired, TypedDict
 
 from stategraph.constants import END, START
@@ -13,8 +14,15 @@ from stategraph.errors import ErrorCode, create_error_message
 from stategraph.graph.message import add_messages
 from stategraph.managed import RemainingSteps
 from stategraph.messages import AIMessage, AnyMessage, SystemMessage
+from stategraph.prebuilt._agent_hooks import (
+    as_node,
+    model_input_state,
+    post_hook_router,
+    with_llm_input,
+)
 from stategraph.prebuilt._agent_parts import ModelCaller, PromptRunner, state_messages
 from stategraph.prebuilt.tool_node import TOOL_CALL_WITH_CONTEXT, ToolNode
+from stategraph.pregel.call import ASYNC_TWIN
 from stategraph.types import Send
 
 if typing.TYPE_CHECKING:
@@ -22,6 +30,7 @@ if typing.TYPE_CHECKING:
 
 __all__ = [
     "AgentState",
+    "AgentStatePydantic",
     "AgentStateWithStructuredResponse",
     "create_react_agent",
     "NEED_MORE_STEPS",
@@ -36,6 +45,16 @@ class AgentState(TypedDict):
 
     messages: Annotated[Sequence[AnyMessage], add_messages]
     remaining_steps: NotRequired[RemainingSteps]
+
+
+class AgentStatePydantic(BaseModel):
+    """:class:`AgentState` as a pydantic model (attribute access, defaults).
+
+    ``messages`` holds stategraph's or LangChain's messages alike.
+    """
+
+    messages: Annotated[Sequence[Any], add_messages]
+    remaining_steps: RemainingSteps = 25
 
 
 class AgentStateWithStructuredResponse(AgentState):
@@ -111,6 +130,8 @@ def create_react_agent(
     debug: bool = False,
     version: Literal["v1", "v2"] = "v2",
     name: str | None = None,
+    pre_model_hook: Any = None,
+    post_model_hook: Any = None,
 ) -> CompiledStateGraph:
     """Build and compile an agent that calls ``model`` and runs its tool calls in a loop.
 
@@ -138,6 +159,12 @@ def create_react_agent(
     ``state_schema`` must have ``messages`` and ``remaining_steps`` keys (default
     :class:`AgentState`). ``version="v1"`` runs all tool calls of a turn in one tools
     task; ``"v2"`` (default) sends each call to its own task with ``Send``.
+
+    ``pre_model_hook``: a node run before every model call (``START -> pre_model_hook
+    -> agent``); it may update the state, or return ``llm_input_messages`` to give the
+    model a different input for that call only (e.g. a trimmed history) while the
+    state keeps every message. ``post_model_hook``: a node run after every model call;
+    routing to the tools (or back, or to the end) happens after it.
 
     When the step budget (``recursion_limit``) is about to run out while the model
     still asks for tools, the agent answers "Sorry, need more steps to process this
@@ -180,46 +207,77 @@ def create_react_agent(
         if name is not None and getattr(response, "name", None) != name:
             response = _renamed(response, name)
         if _needs_more_steps(state, response, return_direct):
-            response = AIMessage(NEED_MORE_STEPS, id=getattr(response, "id", None))
+            response = _same_family(
+                response, AIMessage(NEED_MORE_STEPS, id=getattr(response, "id", None))
+            )
         return {"messages": [response]}
 
     def agent(state: Any) -> dict[str, Any]:
-        _validate_chat_history(state_messages(state))
+        view = model_input_state(state) if pre_model_hook is not None else state
+        _validate_chat_history(state_messages(view))
         runtime = _runtime() if caller.kind == "dynamic" else None
-        return finish(state, caller.invoke(prompter.messages(state), state, runtime))
+        return finish(state, caller.invoke(prompter.messages(view), state, runtime))
 
     async def aagent(state: Any) -> dict[str, Any]:
-        _validate_chat_history(state_messages(state))
+        view = model_input_state(state) if pre_model_hook is not None else state
+        _validate_chat_history(state_messages(view))
         runtime = _runtime() if caller.kind == "dynamic" else None
-        messages = await prompter.amessages(state)
+        messages = await prompter.amessages(view)
         return finish(state, await caller.ainvoke(messages, state, runtime))
 
-    builder: StateGraph[Any, Any, Any, Any] = StateGraph(
-        state_schema, context_schema=context_schema
-    )
-    builder.add_node("agent", aagent if caller.is_async or prompter.is_async else agent)
-    builder.add_edge(START, "agent")
+    if pre_model_hook is not None:
+        builder: StateGraph[Any, Any, Any, Any] = StateGraph(
+            with_llm_input(state_schema),
+            context_schema=context_schema,
+            input_schema=state_schema,
+            output_schema=state_schema,
+        )
+    else:
+        builder = StateGraph(state_schema, context_schema=context_schema)
+    if caller.is_async or prompter.is_async:
+        builder.add_node("agent", aagent)
+    else:
+        if caller.has_native_async:
+            # sync runs call the model's invoke(); async runs await its ainvoke()
+            setattr(agent, ASYNC_TWIN, aagent)
+        builder.add_node("agent", agent)
+    entry = "agent"
+    if pre_model_hook is not None:
+        entry = "pre_model_hook"
+        builder.add_node(entry, as_node(pre_model_hook, "pre_model_hook"))
+        builder.add_edge(entry, "agent")
+    builder.add_edge(START, entry)
     after_agent = END
     if response_format is not None:
         after_agent = "generate_structured_response"
         builder.add_node(after_agent, _structured_node(model, response_format))
         builder.add_edge(after_agent, END)
-    if not tools_enabled:
+    if post_model_hook is not None:
+        builder.add_node("post_model_hook", as_node(post_model_hook, "post_model_hook"))
+        builder.add_edge("agent", "post_model_hook")
+        targets = ["tools", entry, after_agent] if tools_enabled else [entry, after_agent]
+        builder.add_conditional_edges(
+            "post_model_hook",
+            post_hook_router(version, entry, after_agent, tools_enabled),
+            path_map=targets,
+        )
+    elif not tools_enabled:
         builder.add_edge("agent", after_agent)
     else:
         builder.add_conditional_edges(
             "agent", _router(version, after_agent), path_map=["tools", after_agent]
         )
+    if tools_enabled:
         if version == "v2":
             builder.add_node("tools", tool_node, input_schema=_ToolCallInput)
         else:
             builder.add_node("tools", tool_node)
         if return_direct:
             builder.add_conditional_edges(
-                "tools", _return_direct_router(return_direct), path_map=["agent", END]
+                "tools", _return_direct_router(return_direct, entry), path_map=[entry, END]
             )
         else:
-            builder.add_edge("tools", "agent")
+            builder.add_edge("tools", entry)
     return builder.compile(
         checkpointer=checkpointer,
         store=store,
@@ -234,6 +292,18 @@ def _runtime() -> Any:
     from stategraph.runtime import get_runtime
 
     return get_runtime()
+
+
+def _same_family(model_reply: Any, message: AIMessage) -> Any:
+    """``message`` in the message classes of ``model_reply`` (LangChain's or ours)."""
+    if isinstance(model_reply, AIMessage):
+        return message
+    from stategraph._bridges import langchain_bridge
+
+    bridge = langchain_bridge()
+    if bridge is not None and bridge.is_langchain_message(model_reply):
+        return bridge.to_langchain(message)
+    return message
 
 
 def _renamed(message: Any, name: str) -> Any:
@@ -274,14 +344,14 @@ def _router(version: str, after_agent: str) -> Callable[[Any], Any]:
     return should_continue
 
 
-def _return_direct_router(names: set[str]) -> Callable[[Any], str]:
+def _return_direct_router(names: set[str], entry: str = "agent") -> Callable[[Any], str]:
     def route_tool_responses(state: Any) -> str:
         for message in reversed(state_messages(state)):
             if getattr(message, "type", None) != "tool":
                 break
             if getattr(message, "name", None) in names:
                 return END
-        return "agent"
+        return entry
 
     return route_tool_responses
 

@@ -6,7 +6,7 @@ LangGraph uses (``langgraph.prebuilt.tool_node``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from stategraph.constants import END
@@ -20,6 +20,14 @@ from stategraph.prebuilt._injection import (
     injected_values,
 )
 from stategraph.prebuilt._runner import ToolRunner, as_runner
+from stategraph.prebuilt._tool_node_parts import (
+    Parsed,
+    checked_call,
+    checked_result,
+    current_config,
+    current_store,
+    last_ai,
+)
 from stategraph.prebuilt._tool_output import (
     ErrorHandler,
     default_handle_tool_errors,
@@ -27,7 +35,9 @@ from stategraph.prebuilt._tool_output import (
     invalid_tool_message,
     result_to_output,
 )
+from stategraph.prebuilt._tool_runtime import ToolCallRequest, ToolRuntime, current_tool_runtime
 from stategraph.prebuilt.tools import ToolInvocationError, is_async_only
+from stategraph.pregel.tool_calls import tool_failed, tool_finished, tool_started
 from stategraph.types import Command
 
 __all__ = [
@@ -39,41 +49,23 @@ __all__ = [
     "InjectedToolArg",
     "InjectedToolCallId",
     "ToolInvocationError",
+    "ToolRuntime",
+    "ToolCallRequest",
+    "ToolCallWrapper",
+    "AsyncToolCallWrapper",
     "default_handle_tool_errors",
     "TOOL_CALL_WITH_CONTEXT",
 ]
 
+ToolCallWrapper = Callable[[ToolCallRequest, Callable[[ToolCallRequest], Any]], Any]
+"""``wrap_tool_call(request, execute) -> ToolMessage | Command``."""
+AsyncToolCallWrapper = Callable[
+    [ToolCallRequest, Callable[[ToolCallRequest], Awaitable[Any]]], Awaitable[Any]
+]
+"""``async awrap_tool_call(request, execute) -> ToolMessage | Command``."""
+
 TOOL_CALL_WITH_CONTEXT = "tool_call_with_context"
 """``__type`` of the ``Send`` payload carrying one tool call and the state (agent v2)."""
-
-
-class _Parsed:
-    """The tool calls to run, the state to inject from, and the output shape."""
-
-    __slots__ = ("calls", "list_input", "state")
-
-    def __init__(self, calls: list[ToolCall], state: Any, list_input: bool) -> None:
-        self.calls = calls
-        self.state = state
-        self.list_input = list_input
-
-
-def _current_store() -> Any:
-    from stategraph.config import get_store
-
-    try:
-        return get_store()
-    except RuntimeError:  # called directly, outside a running graph
-        return None
-
-
-def _current_config() -> Mapping[str, Any] | None:
-    from stategraph.config import get_config
-
-    try:
-        return get_config()
-    except RuntimeError:  # called directly, outside a running graph
-        return None
 
 
 class ToolNode:
@@ -89,6 +81,16 @@ class ToolNode:
 
     ``tools`` are plain functions (sync or async), :class:`~stategraph.prebuilt.Tool` s
     or duck-typed objects with ``name`` and ``invoke``/``ainvoke``.
+
+    A tool parameter typed :class:`ToolRuntime` receives the call's runtime (state,
+    context, config, stream writer, tool call id, store, tools), hidden from the model.
+
+    ``wrap_tool_call(request, execute)`` (and ``awrap_tool_call`` for async runs) wraps
+    each call: it gets a :class:`ToolCallRequest` and a function running it (with the
+    node's error handling), and returns a ``ToolMessage`` or ``Command`` — to retry,
+    rewrite arguments (``request.override(tool_call=...)``), cache, or answer without
+    running the tool. In async runs without ``awrap_tool_call`` the sync wrapper runs
+    in a worker thread.
 
     ``handle_tool_errors`` decides what happens when a tool raises:
 
@@ -138,6 +140,9 @@ class ToolNode:
         name: str = "tools",
         handle_tool_errors: ErrorHandler = default_handle_tool_errors,
         messages_key: str = "messages",
+        tags: Sequence[str] | None = None,
+        wrap_tool_call: ToolCallWrapper | None = None,
+        awrap_tool_call: AsyncToolCallWrapper | None = None,
     ) -> None:
         if isinstance(tools, (str, bytes)) or not isinstance(tools, Sequence):
             raise TypeError(
@@ -147,6 +152,18 @@ class ToolNode:
         self.name = name
         self.handle_tool_errors = handle_tool_errors
         self.messages_key = messages_key
+        self.tags = list(tags or ())
+        for label, wrapper in (
+            ("wrap_tool_call", wrap_tool_call),
+            ("awrap_tool_call", awrap_tool_call),
+        ):
+            if wrapper is not None and not callable(wrapper):
+                raise TypeError(
+                    f"ToolNode '{name}' got {label}={wrapper!r}; pass a function "
+                    "(request, execute) -> ToolMessage | Command."
+                )
+        self.wrap_tool_call = wrap_tool_call
+        self.awrap_tool_call = awrap_tool_call
         self._runners: dict[str, ToolRunner] = {}
         for item in tools:
             runner = as_runner(item)
@@ -172,10 +189,21 @@ class ToolNode:
         """Run the tool calls synchronously (this is what the graph calls)."""
         return self.invoke(input)
 
+    @property
+    def __stategraph_async_twin__(self) -> Any:
+        """What an async run awaits instead of calling the node in a worker thread."""
+        return self.ainvoke
+
     # ------------------------------------------------------------------ input
-    def _parse(self, input: Any) -> _Parsed:
+    def _parse(self, input: Any) -> Parsed:
         if isinstance(input, Mapping) and input.get("__type") == TOOL_CALL_WITH_CONTEXT:
-            return _Parsed([input["tool_call"]], input.get("state"), False)
+            sent_state = input.get("state")
+            source = last_ai(
+                sent_state.get(self.messages_key)
+                if isinstance(sent_state, Mapping)
+                else getattr(sent_state, self.messages_key, None)
+            )
+            return Parsed([input["tool_call"]], sent_state, False, source)
         messages: Any
         if isinstance(input, list):
             messages = convert_to_messages(input)
@@ -195,7 +223,8 @@ class ToolNode:
             )
         for message in reversed(messages):
             if getattr(message, "type", None) == "ai":
-                return _Parsed(list(getattr(message, "tool_calls", None) or []), state, list_input)
+                calls = list(getattr(message, "tool_calls", None) or [])
+                return Parsed(calls, state, list_input, message)
         raise ValueError(
             f"ToolNode '{self.name}' found no AIMessage in its input messages; the tool "
             "calls to run come from the last AIMessage."
@@ -228,8 +257,12 @@ class ToolNode:
             type="tool_call",
         )
 
+    def _runtime(self, call: ToolCall, parsed: Parsed) -> ToolRuntime:
+        tools = list(self.tools_by_name.values())
+        return current_tool_runtime(parsed.state, call.get("id"), tools)
+
     def _prepare_call(
-        self, call: ToolCall, parsed: _Parsed, store: Any
+        self, call: ToolCall, parsed: Parsed, store: Any
     ) -> tuple[ToolRunner | None, dict[str, Any]]:
         runner = self._runners.get(call["name"])
         if runner is None:
@@ -243,9 +276,18 @@ class ToolNode:
                     call_id=call.get("id"),
                     store=store,
                     tool_name=runner.name,
+                    runtime=lambda: self._runtime(call, parsed),
                 )
             )
         return runner, args
+
+    def _request(self, call: ToolCall, parsed: Parsed) -> ToolCallRequest:
+        return ToolCallRequest(
+            tool_call=dict(call),
+            tool=self.tools_by_name.get(call["name"]),
+            state=parsed.state,
+            runtime=self._runtime(call, parsed),
+        )
 
     def _error_message(self, exc: Exception, call: ToolCall) -> ToolMessage:
         content = error_content(exc, self.handle_tool_errors)
@@ -258,7 +300,7 @@ class ToolNode:
             status="error",
         )
 
-    def _finish(self, runner: ToolRunner, call: ToolCall, result: Any, parsed: _Parsed) -> Any:
+    def _finish(self, runner: ToolRunner, call: ToolCall, result: Any, parsed: Parsed) -> Any:
         return result_to_output(
             result,
             call,
@@ -268,7 +310,9 @@ class ToolNode:
             self.messages_key,
         )
 
-    def _combine(self, outputs: list[Any], parsed: _Parsed) -> Any:
+    def _combine(self, outputs: list[Any], parsed: Parsed) -> Any:
+        if parsed.bridge is not None:
+            outputs = [parsed.bridge.to_langchain(o) for o in outputs]
         if parsed.list_input:
             return outputs
         if not any(isinstance(o, Command) for o in outputs):
@@ -276,17 +320,31 @@ class ToolNode:
         return [o if isinstance(o, Command) else {self.messages_key: [o]} for o in outputs]
 
     # ------------------------------------------------------------------ sync
-    def _run_one(self, call: ToolCall, parsed: _Parsed, store: Any) -> Any:
+    def _run_one(self, call: ToolCall, parsed: Parsed, store: Any) -> Any:
+        wrap = self.wrap_tool_call
+        if wrap is None:
+            return self._execute(call, parsed, store)
+
+        def execute(request: ToolCallRequest) -> Any:
+            return self._execute(checked_call(request, self.name), parsed, store)
+
+        return checked_result(wrap(self._request(call, parsed), execute), self.name)
+
+    def _execute(self, call: ToolCall, parsed: Parsed, store: Any) -> Any:
         runner, args = self._prepare_call(call, parsed, store)
         if runner is None:
             return invalid_tool_message(call, list(self._runners))
+        tool_started(call)
         try:
             result = runner.call(args, call)
         except GraphBubbleUp:
             raise
         except Exception as exc:
+            tool_failed(call, exc)
             return self._error_message(exc, call)
-        return self._finish(runner, call, result, parsed)
+        output = self._finish(runner, call, result, parsed)
+        tool_finished(call, output)
+        return output
 
     def invoke(self, input: Any, config: Mapping[str, Any] | None = None) -> Any:
         """Run the tool calls; several calls run in parallel threads, results in call order.
@@ -295,7 +353,7 @@ class ToolNode:
         the number of threads.
         """
         parsed = self._parse(input)
-        store = _current_store() if self._needs_store else None
+        store = current_store() if self._needs_store else None
         calls = parsed.calls
         if len(calls) <= 1:
             return self._combine([self._run_one(c, parsed, store) for c in calls], parsed)
@@ -303,7 +361,7 @@ class ToolNode:
         from concurrent.futures import ThreadPoolExecutor
 
         if config is None:
-            config = _current_config()
+            config = current_config()
         workers = len(calls)
         limit = (config or {}).get("max_concurrency")
         if isinstance(limit, int) and limit > 0:
@@ -326,33 +384,64 @@ class ToolNode:
         return self._combine(outputs, parsed)
 
     # ------------------------------------------------------------------ async
-    async def _arun_one(self, call: ToolCall, parsed: _Parsed, store: Any) -> Any:
+    async def _arun_one(self, call: ToolCall, parsed: Parsed, store: Any) -> Any:
+        awrap = self.awrap_tool_call
+        if awrap is not None:
+
+            async def aexecute(request: ToolCallRequest) -> Any:
+                return await self._aexecute(checked_call(request, self.name), parsed, store)
+
+            result = await awrap(self._request(call, parsed), aexecute)
+            return checked_result(result, self.name)
+        if self.wrap_tool_call is not None:
+            import asyncio
+            import contextvars
+
+            context = contextvars.copy_context()
+            return await asyncio.to_thread(context.run, self._run_one, call, parsed, store)
+        return await self._aexecute(call, parsed, store)
+
+    async def _aexecute(self, call: ToolCall, parsed: Parsed, store: Any) -> Any:
         runner, args = self._prepare_call(call, parsed, store)
         if runner is None:
             return invalid_tool_message(call, list(self._runners))
+        tool_started(call)
         try:
             result = await runner.acall(args, call)
         except GraphBubbleUp:
             raise
         except Exception as exc:
+            tool_failed(call, exc)
             return self._error_message(exc, call)
-        return self._finish(runner, call, result, parsed)
+        output = self._finish(runner, call, result, parsed)
+        tool_finished(call, output)
+        return output
 
     async def ainvoke(self, input: Any, config: Mapping[str, Any] | None = None) -> Any:
         """Run the tool calls concurrently on the running event loop, results in call order.
 
-        Async tools are awaited; sync-only tools run in worker threads.
+        Async tools are awaited; sync-only tools run in worker threads. ``max_concurrency``
+        in ``config`` (by default the running graph's config) bounds how many run at once.
         """
         parsed = self._parse(input)
-        store = _current_store() if self._needs_store else None
+        store = current_store() if self._needs_store else None
         calls = parsed.calls
         if len(calls) == 1:
             return self._combine([await self._arun_one(calls[0], parsed, store)], parsed)
         import asyncio
 
-        results = await asyncio.gather(
-            *(self._arun_one(c, parsed, store) for c in calls), return_exceptions=True
-        )
+        if config is None:
+            config = current_config()
+        limit = (config or {}).get("max_concurrency")
+        gate = asyncio.Semaphore(limit) if isinstance(limit, int) and limit > 0 else None
+
+        async def run_one(call: ToolCall) -> Any:
+            if gate is None:
+                return await self._arun_one(call, parsed, store)
+            async with gate:
+                return await self._arun_one(call, parsed, store)
+
+        results = await asyncio.gather(*(run_one(c) for c in calls), return_exceptions=True)
         for result in results:
             if isinstance(result, BaseException):
                 raise result

@@ -8,14 +8,15 @@ breakpoints. Both execution shells (sync and async) use exactly these functions.
 from __future__ import annotations
 
 import logging
-from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from stategraph.channels.base import BaseChannel
 from stategraph.constants import (
     CALL_RESULT,
+    CALL_RESUME,
     ERROR,
+    ERROR_SOURCE,
     INTERRUPT,
     NO_WRITES,
     PUSH,
@@ -38,12 +39,24 @@ __all__ = [
     "should_interrupt",
     "writes_sort_key",
     "CONTROL_CHANNELS",
+    "StepTracker",
 ]
 
 logger = logging.getLogger("stategraph")
 
 CONTROL_CHANNELS = frozenset(
-    {NO_WRITES, PUSH, RESUME, RESUME_ASKED, CALL_RESULT, INTERRUPT, RETURN, ERROR}
+    {
+        NO_WRITES,
+        PUSH,
+        RESUME,
+        RESUME_ASKED,
+        CALL_RESUME,
+        CALL_RESULT,
+        INTERRUPT,
+        RETURN,
+        ERROR,
+        ERROR_SOURCE,
+    }
 )
 """Pseudo-channels whose writes are signals, never applied to state."""
 
@@ -65,11 +78,18 @@ def null_version_of(versions: Mapping[str, Any]) -> Any:
     return None
 
 
+_xxh3_128_hexdigest: Callable[[bytes], str] | None = None
+
+
 def make_task_id(*parts: str | int) -> str:
     """Deterministic task id: xxh3-128 of the parts, formatted like a UUID."""
-    from xxhash import xxh3_128_hexdigest
+    global _xxh3_128_hexdigest
+    digest = _xxh3_128_hexdigest
+    if digest is None:
+        from xxhash import xxh3_128_hexdigest
 
-    h = xxh3_128_hexdigest("\x00".join(str(p) for p in parts).encode())
+        digest = _xxh3_128_hexdigest = xxh3_128_hexdigest
+    h = digest("\x00".join(map(str, parts)).encode())
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
 
 
@@ -122,11 +142,17 @@ def local_read(
     channels: Mapping[str, BaseChannel],
     select: str | Sequence[str],
     writes: Sequence[tuple[str, Any]],
+    owner: Any = None,
 ) -> Any:
     """Read ``select`` as it would be after applying one task's own ``writes``.
 
     Used by conditional edges, which see the state including the update of the node
     they leave from, while the real channels stay untouched until the step ends.
+
+    With ``owner`` (the task whose writes these are), the reducer results computed
+    here are remembered in ``owner.previews`` (see :func:`_take_preview`): when the
+    task's writes are committed unchanged onto the unchanged channel, the reducer is
+    not run a second time over the same writes.
     """
     names = [select] if isinstance(select, str) else select
     written: dict[str, list[Any]] = {}
@@ -142,15 +168,122 @@ def local_read(
         if ch is None:
             continue
         if k in written:
+            base = ch
+            vals = written[k]
             ch = ch.copy()
-            ch.update(written[k])
+            ch.update(vals)
+            if owner is not None and type(ch) is _reducer_channel():
+                previews = owner.previews
+                if previews is None:
+                    previews = owner.previews = {}
+                previews[k] = (base, base.value, vals, ch.value)  # type: ignore[attr-defined]
         local[k] = ch
     return read_channels(local, select)
+
+
+_REDUCER: type | None = None
+
+
+def _reducer_channel() -> type:
+    global _REDUCER
+    if _REDUCER is None:
+        from stategraph.channels.binop import BinaryOperatorAggregate
+
+        _REDUCER = BinaryOperatorAggregate
+    return _REDUCER
+
+
+def _take_preview(previews: dict[str, Any], chan: str, ch: Any, vals: list[Any]) -> bool:
+    """Give ``ch`` the value :func:`local_read` computed for the same writes, if still
+    valid: same channel object, holding the same value object as then, and the very
+    same written objects in the same order. Returns whether it did."""
+    preview = previews.get(chan)
+    if preview is None:
+        return False
+    base, before, seen, after = preview
+    if base is not ch or ch.value is not before or len(seen) != len(vals):
+        return False
+    for a, b in zip(seen, vals, strict=True):
+        if a is not b:
+            return False
+    ch.value = after
+    return True
+
+
+class StepTracker:
+    """Run-long bookkeeping that keeps :func:`apply_writes` proportional to the writes.
+
+    Without it, committing a step notifies every step-scoped channel and scans every
+    channel version for the highest one, so a step costs time in the number of channels
+    of the graph. With it, only the built-in step-scoped channels that may hold a value
+    (``live``) are notified, channels of other kinds (custom ones) are notified as
+    before (``always``), and the highest version is remembered (``top``). A tracker is
+    valid only while its run's channels change through :func:`apply_writes` calls that
+    receive it. When ``moved`` is a set, the channels whose version moved are added to
+    it.
+    """
+
+    __slots__ = ("always", "live", "moved", "top", "tracked")
+
+    def __init__(self, channels: Mapping[str, BaseChannel], step_scoped: Iterable[str]) -> None:
+        self.tracked, self.always = _split_scoped(channels, step_scoped)
+        self.live = {k for k in self.tracked if channels[k].is_available()}
+        self.top: Any = _UNSET
+        # names of the channels whose version moved since the owner last reset it to a
+        # set (None: not recorded), so a checkpoint looks only at what changed
+        self.moved: set[str] | None = None
+
+    def notify(self) -> list[str]:
+        """The channels to give an empty update when a step ends."""
+        if not self.always:
+            return list(self.live)
+        return [*self.always, *self.live]
+
+    def touched(self, channels: Mapping[str, BaseChannel], names: Iterable[str]) -> None:
+        """Follow the availability of the tracked channels among ``names``."""
+        tracked = self.tracked
+        live = self.live
+        for k in names:
+            if k in tracked:
+                if channels[k].is_available():
+                    live.add(k)
+                else:
+                    live.discard(k)
+
+
+_UNSET: Any = object()
+_KNOWN_SCOPED: tuple[type, ...] | None = None
+
+
+def _split_scoped(
+    channels: Mapping[str, BaseChannel], step_scoped: Iterable[str]
+) -> tuple[frozenset[str], tuple[str, ...]]:
+    """``step_scoped`` split into built-in kinds (tracked) and other kinds (always)."""
+    global _KNOWN_SCOPED
+    known = _KNOWN_SCOPED
+    if known is None:
+        from stategraph.channels.any_value import AnyValue
+        from stategraph.channels.ephemeral_value import EphemeralValue
+        from stategraph.channels.topic import Topic
+        from stategraph.channels.untracked_value import UntrackedValue
+
+        known = _KNOWN_SCOPED = (EphemeralValue, Topic, AnyValue, UntrackedValue)
+    tracked: list[str] = []
+    always: list[str] = []
+    for k in step_scoped:
+        ch = channels.get(k)
+        if ch is not None:
+            (tracked if type(ch) in known else always).append(k)
+    return frozenset(tracked), tuple(always)
 
 
 def writes_sort_key(path: tuple[Any, ...]) -> tuple[Any, ...]:
     """Order of write application: by task path, numbers compared as numbers."""
     return tuple((0, p, "") if isinstance(p, int) else (1, 0, str(p)) for p in path[:3])
+
+
+def _task_sort_key(task: Any) -> tuple[Any, ...]:
+    return writes_sort_key(task.path)
 
 
 def apply_writes(
@@ -162,6 +295,7 @@ def apply_writes(
     step_scoped: Iterable[str] | None = None,
     *,
     allow_finish: bool = True,
+    tracker: StepTracker | None = None,
 ) -> set[str]:
     """Commit one step: apply every task's writes to the channels and bump versions.
 
@@ -169,6 +303,8 @@ def apply_writes(
     update (see :func:`step_scoped_channels`); the others are skipped when untouched
     channels are notified of the new step. Without it every channel is notified.
     ``allow_finish=False`` never calls ``finish()`` (used when discarding tasks).
+    ``tracker`` (see :class:`StepTracker`) replaces ``step_scoped`` and makes the cost
+    independent of the channels the step does not touch.
 
     Tasks are ``(name, path, triggers, writes)``-like objects. Returns the set of
     channels that changed and can trigger something. Steps, in order: record the
@@ -177,7 +313,10 @@ def apply_writes(
     (so per-step channels clear), and call ``finish()`` on all channels when nothing is
     left to trigger. All changed channels share one new version.
     """
-    tasks = sorted(tasks, key=lambda t: writes_sort_key(t.path))
+    if not isinstance(tasks, list):
+        tasks = list(tasks)
+    if len(tasks) > 1:
+        tasks = sorted(tasks, key=_task_sort_key)
     bump_step = False
     versions = checkpoint["channel_versions"]
     seen_all = checkpoint["versions_seen"]
@@ -192,27 +331,35 @@ def apply_writes(
                     seen[chan] = versions[chan]
             seen_all[task.name] = seen
 
-    next_version = (
-        None
-        if get_next_version is None
-        else get_next_version(max(versions.values()) if versions else None, None)
-    )
+    top = _UNSET if tracker is None else tracker.top
+    if get_next_version is None:
+        next_version = None
+    else:
+        if top is _UNSET:
+            top = max(versions.values()) if versions else None
+        next_version = get_next_version(top, None)
 
+    # every channel that changed, in order (each gets next_version)
+    changed: list[str] = []
     consumed: set[str] = set()
     for task in tasks:
         for chan in task.triggers:
             if chan not in RESERVED and chan not in consumed and chan in channels:
                 consumed.add(chan)
-                if channels[chan].consume() and next_version is not None:
-                    versions[chan] = next_version
+                if channels[chan].consume():
+                    changed.append(chan)
 
-    by_channel: defaultdict[str, list[Any]] = defaultdict(list)
+    by_channel: dict[str, list[Any]] = {}
     for task in tasks:
         for chan, val in task.writes:
             if chan in CONTROL_CHANNELS:
                 continue
             if chan in channels:
-                by_channel[chan].append(val)
+                vals = by_channel.get(chan)
+                if vals is None:
+                    by_channel[chan] = [val]
+                else:
+                    vals.append(val)
             else:
                 logger.warning(
                     "Task %s with path %s wrote to unknown channel %s, ignoring it.",
@@ -221,30 +368,64 @@ def apply_writes(
                     chan,
                 )
 
+    # a task alone in its step whose conditional edge already folded its writes into
+    # a reducer channel (local_read) hands that result over
+    previews = getattr(tasks[0], "previews", None) if len(tasks) == 1 else None
     updated: set[str] = set()
     for chan, vals in by_channel.items():
         ch = channels[chan]
-        if ch.update(vals) and next_version is not None:
-            versions[chan] = next_version
-            if ch.is_available():
-                updated.add(chan)
+        try:
+            if previews and _take_preview(previews, chan, ch, vals):
+                pass
+            elif not ch.update(vals):
+                continue
+        except Exception as exc:
+            _name_writers(exc, chan, tasks)
+            raise
+        changed.append(chan)
+        if next_version is not None and ch.is_available():
+            updated.add(chan)
 
     if bump_step:
-        notify = channels if step_scoped is None else step_scoped
+        if tracker is not None:
+            notify: Iterable[str] = tracker.notify()
+        else:
+            notify = channels if step_scoped is None else step_scoped
         for chan in notify:
             ch = channels[chan]
             if chan not in updated and chan not in by_channel and ch.is_available():
-                if ch.update(_EMPTY) and next_version is not None:
-                    versions[chan] = next_version
-                    if ch.is_available():
+                if ch.update(_EMPTY):
+                    changed.append(chan)
+                    if next_version is not None and ch.is_available():
                         updated.add(chan)
 
-    if allow_finish and bump_step and updated.isdisjoint(trigger_to_nodes):
+    finished = allow_finish and bump_step
+    if finished:
+        # (not set.isdisjoint, which walks the whole mapping)
+        for chan in updated:
+            if chan in trigger_to_nodes:
+                finished = False
+                break
+    if finished:
         for chan, ch in channels.items():
-            if ch.finish() and next_version is not None:
-                versions[chan] = next_version
-                if ch.is_available():
+            if ch.finish():
+                changed.append(chan)
+                if next_version is not None and ch.is_available():
                     updated.add(chan)
+    if next_version is not None:
+        for chan in changed:
+            versions[chan] = next_version
+    if tracker is not None:
+        if changed:
+            # only a channel that changed can have become (un)available
+            tracker.touched(channels, changed)
+            if next_version is not None:
+                if top is None or next_version > top:
+                    tracker.top = next_version
+                if tracker.moved is not None:
+                    tracker.moved.update(changed)
+        if tracker.top is _UNSET:
+            tracker.top = top
     return updated
 
 
@@ -292,3 +473,11 @@ def should_interrupt(
         or t.name in interrupt_nodes
         for t in tasks
     )
+
+
+def _name_writers(exc: Exception, chan: str, tasks: Iterable[Any]) -> None:
+    """Note on ``exc`` which nodes wrote the value ``chan`` could not take."""
+    from stategraph._notes import add_note
+
+    writers = sorted({t.name for t in tasks for c, _ in t.writes if c == chan})
+    add_note(exc, f"While applying the update of node(s) {', '.join(writers)} to key '{chan}'.")

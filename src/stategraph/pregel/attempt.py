@@ -6,6 +6,7 @@ everything before and after the call is here, once.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +15,7 @@ from stategraph._notes import add_note
 from stategraph.constants import CONF, TASK_BOOKKEEPING
 from stategraph.errors import GraphBubbleUp, GraphInterrupt, ParentCommand
 from stategraph.pregel.retry import retry_delay
+from stategraph.runtime import ExecutionInfo
 from stategraph.types import Command
 
 if TYPE_CHECKING:
@@ -75,18 +77,10 @@ def make_context(
             "thread_id": run.thread_id,
             "checkpoint_ns": task.ns,
             "__pregel_task_id": task.id,
+            # the run's durability, where LangGraph's nodes find it
+            "__pregel_durability": run.durability,
         }
-        node_meta = {k: v for k, v in task.node.metadata.items() if not k.startswith("__")}
-        metadata = {
-            **run.metadata,
-            **node_meta,
-            "thread_id": run.thread_id,
-            "langgraph_step": step,
-            "langgraph_node": task.name,
-            "langgraph_triggers": tuple(task.triggers),
-            "langgraph_path": task.path,
-            "langgraph_checkpoint_ns": task.ns,
-        }
+        metadata = task_metadata(run, task, step)
         cfg = {
             **run.config,
             CONF: conf,
@@ -96,9 +90,28 @@ def make_context(
         }
         return cfg
 
-    return TaskContext(
+    base_runtime = runtime
+    checkpoint_id = run.loop.checkpoint_id if run.loop is not None else ""
+
+    def make_runtime(ctx: TaskContext) -> Any:
+        info = ExecutionInfo(
+            checkpoint_id=checkpoint_id,
+            checkpoint_ns=task.ns,
+            task_id=task.id,
+            thread_id=run.thread_id,
+            run_id=run.run_id,
+            node_attempt=ctx.attempt,
+            node_first_attempt_time=ctx.first_attempt_time,
+        )
+        return base_runtime.override(
+            execution_info=info, control=run.control, server_info=run.server_info
+        )
+
+    ctx = TaskContext(
         make_config=make_config,
-        runtime=runtime,
+        runtime=None,
+        make_runtime=make_runtime,
+        first_attempt_time=time.time(),
         scratchpad=task.scratchpad,
         send=send,
         checkpoint_ns=task.ns,
@@ -107,6 +120,33 @@ def make_context(
         stream_writer=writer,
         run=(run, task),
     )
+    if run.model_handlers:
+        if run.messages is not None and "messages" in run.modes:
+            run.messages.task_started(task)
+        ctx.scopes = run.task_scopes()
+    return ctx
+
+
+def task_metadata(run: RunContext, task: Task, step: int) -> dict[str, Any]:
+    """The ``metadata`` of a task's config: the run's, the node's, and LangGraph's keys.
+
+    (``thread_id``, ``langgraph_step``/``_node``/``_triggers``/``_path``/
+    ``_checkpoint_ns``, and ``checkpoint_ns`` inside a subgraph.)
+    """
+    node_meta = {k: v for k, v in task.node.metadata.items() if not k.startswith("__")}
+    metadata = {
+        **run.metadata,
+        **node_meta,
+        "thread_id": run.thread_id,
+        "langgraph_step": step,
+        "langgraph_node": task.name,
+        "langgraph_triggers": tuple(task.triggers),
+        "langgraph_path": task.path,
+        "langgraph_checkpoint_ns": task.ns,
+    }
+    if run.ns:
+        metadata["checkpoint_ns"] = run.ns
+    return metadata
 
 
 def run_writers(task: Task, output: Any) -> None:
@@ -129,13 +169,73 @@ async def arun_writers(task: Task, output: Any) -> None:
             await result
 
 
+class _ScopedToken:
+    """What :func:`enter` returns when model-library scopes were entered too."""
+
+    __slots__ = ("token", "undo")
+
+    def __init__(self, token: Any, undo: list[Callable[[], None]]) -> None:
+        self.token = token
+        self.undo = undo
+
+
+def settle_calls(ctx: TaskContext) -> None:
+    """Wait for the ``@task`` calls the task started and did not wait for itself.
+
+    Called when a task's attempt returns or is interrupted, before its writes are
+    collected: a call still running when its caller reached ``interrupt()`` (or
+    returned) finishes and its result is saved, so resuming does not run it again.
+    A failed attempt does not wait (as LangGraph, which abandons the step then).
+    """
+    pad = ctx.scratchpad
+    if pad is None or not pad.inflight:
+        return
+    from concurrent.futures import Future, wait
+
+    while pad.inflight:
+        batch = [f for f in pad.inflight if isinstance(f, Future)]
+        # calls started while waiting join the list; waiting again picks them up
+        pad.inflight.clear()
+        if batch:
+            wait(batch)
+
+
+async def asettle_calls(ctx: TaskContext) -> None:
+    """Async twin of :func:`settle_calls` (awaits asyncio calls and thread calls alike)."""
+    pad = ctx.scratchpad
+    if pad is None or not pad.inflight:
+        return
+    import asyncio
+    from concurrent.futures import Future
+
+    while pad.inflight:
+        batch = [asyncio.wrap_future(f) if isinstance(f, Future) else f for f in pad.inflight]
+        pad.inflight.clear()
+        if batch:
+            await asyncio.wait(batch)
+
+
 def enter(ctx: TaskContext) -> Any:
-    """Make ``ctx`` the current task context; returns the token for :func:`leave`."""
-    return CURRENT_TASK.set(ctx)
+    """Make ``ctx`` the current task context; returns the token for :func:`leave`.
+
+    Also enters the task's model-library scopes (only when the run has model-call
+    handlers and such a library is in use). Called once per attempt, so the numbering
+    of the graphs the node runs restarts.
+    """
+    ctx.subgraph_calls = 0
+    token = CURRENT_TASK.set(ctx)
+    if not ctx.scopes:
+        return token
+    undo = [u for u in (scope(ctx) for scope in ctx.scopes) if u is not None]
+    return _ScopedToken(token, undo)
 
 
 def leave(token: Any) -> None:
-    """Restore the previous task context."""
+    """Leave the scopes :func:`enter` entered and restore the previous task context."""
+    if isinstance(token, _ScopedToken):
+        for undo in reversed(token.undo):
+            undo()
+        token = token.token
     CURRENT_TASK.reset(token)
 
 
@@ -160,6 +260,7 @@ def record_failure(task: Task, exc: BaseException) -> None:
     """Store a task's final failure: interrupts apart, others with the node named."""
     if isinstance(exc, GraphInterrupt):
         task.interrupts = exc.interrupts
+        task.interrupted = True
         return
     if not isinstance(exc, (GraphInterrupt, ParentCommand)):
         note = f"During task with name '{task.name}' and id '{task.id}'"

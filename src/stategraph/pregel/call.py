@@ -15,9 +15,15 @@ from typing import Any
 
 from stategraph._context import TaskContext
 
-__all__ = ["NodeCall", "make_call", "is_async_callable"]
+__all__ = ["NodeCall", "make_call", "is_async_callable", "ASYNC_TWIN"]
 
 _INJECTABLE = ("config", "runtime", "writer", "store", "previous")
+
+ASYNC_TWIN = "__stategraph_async_twin__"
+"""Attribute naming a sync node function's async twin: under ``ainvoke``/``astream``
+the twin is awaited instead of running the sync function in a worker thread (how a
+node calls a model's ``ainvoke`` in async runs and its ``invoke`` in sync ones). The
+twin takes the same parameters."""
 
 
 def is_async_callable(func: Any) -> bool:
@@ -33,6 +39,9 @@ def is_async_callable(func: Any) -> bool:
 def _inject(name: str, ctx: TaskContext) -> Any:
     if name == "config":
         return ctx.config
+    if name == "error":
+        # error handlers: the NodeError of the failure being handled, kept on the task
+        return ctx.run[1].node_error
     runtime = ctx.runtime
     if name == "runtime":
         return runtime
@@ -53,7 +62,7 @@ def _annotation_name(param: inspect.Parameter) -> str:
 class NodeCall:
     """A node function plus the precomputed plan of which extra arguments it receives."""
 
-    __slots__ = ("func", "is_async", "keywords", "name", "positional", "takes_input")
+    __slots__ = ("atwin", "func", "is_async", "keywords", "name", "positional", "takes_input")
 
     def __init__(
         self,
@@ -66,6 +75,10 @@ class NodeCall:
         self.func = func
         self.name = name
         self.is_async = is_async_callable(func)
+        twin = getattr(func, ASYNC_TWIN, None)
+        self.atwin: Callable[..., Any] | None = (
+            twin if not self.is_async and twin is not None and is_async_callable(twin) else None
+        )
         self.positional = positional
         self.keywords = keywords
         self.takes_input = takes_input
@@ -80,17 +93,28 @@ class NodeCall:
             return self.func(input, *args, **kwargs)
         return self.func(*args, **kwargs)
 
+    def call_twin(self, input: Any, ctx: TaskContext) -> Any:
+        """Like calling the node, but with its async twin (returns an awaitable)."""
+        twin = self.atwin
+        assert twin is not None
+        args = [_inject(n, ctx) for n in self.positional]
+        kwargs = {n: _inject(n, ctx) for n in self.keywords}
+        if self.takes_input:
+            return twin(input, *args, **kwargs)
+        return twin(*args, **kwargs)
+
     def __repr__(self) -> str:
         return f"NodeCall({self.name!r})"
 
 
-def make_call(func: Callable[..., Any], name: str) -> NodeCall:
+def make_call(func: Callable[..., Any], name: str, *, error_handler: bool = False) -> NodeCall:
     """Inspect ``func`` once and build its :class:`NodeCall`.
 
     The first positional parameter receives the state. A second positional parameter
     receives the runtime when it is named ``runtime`` or annotated ``Runtime``, and the
     config otherwise. Keyword parameters named ``config``, ``runtime``, ``writer``,
-    ``store`` or ``previous`` are injected by name.
+    ``store`` or ``previous`` are injected by name. With ``error_handler=True`` a
+    parameter named ``error`` or annotated ``NodeError`` receives the failure handled.
     """
     try:
         sig = inspect.signature(func)
@@ -103,9 +127,12 @@ def make_call(func: Callable[..., Any], name: str) -> NodeCall:
     positional: list[str] = []
     keywords: list[str] = []
     for p in pos[1:]:
+        ann = _annotation_name(p)
+        if error_handler and (p.name == "error" or ann == "NodeError"):
+            positional.append("error")
+            continue
         if p.default is not inspect.Parameter.empty and p.name not in _INJECTABLE:
             continue
-        ann = _annotation_name(p)
         if p.name == "runtime" or ann.startswith("Runtime"):
             positional.append("runtime")
         elif p.name in _INJECTABLE:
@@ -113,6 +140,10 @@ def make_call(func: Callable[..., Any], name: str) -> NodeCall:
         else:
             positional.append("config")
     for p in params:
-        if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name in _INJECTABLE:
+        if p.kind is not inspect.Parameter.KEYWORD_ONLY:
+            continue
+        if error_handler and p.name == "error":
+            keywords.append("error")
+        elif p.name in _INJECTABLE:
             keywords.append(p.name)
     return NodeCall(func, name, tuple(positional), tuple(keywords), takes_input)

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from stategraph.pregel.main import Pregel
     from stategraph.types import Command
 
-__all__ = ["NO_UPDATE", "map_input", "map_command", "read_output"]
+__all__ = ["NO_UPDATE", "check_output_keys", "map_input", "map_command", "read_output"]
 
 NO_UPDATE: Any = object()
 """Returned by ``Pregel.task_update`` when a task has nothing to show in ``updates``."""
@@ -43,6 +43,24 @@ def map_command(cmd: Command, graph: Pregel) -> list[tuple[str, Any]]:
     if cmd.goto:
         writes.extend(graph.goto_writes(cmd.goto))
     return writes
+
+
+def check_output_keys(graph: Pregel[Any, Any, Any, Any], keys: Any) -> None:
+    """Raise ``ValueError`` unless ``keys`` (a run's ``output_keys=``) names channels
+    of ``graph``: one name, or a list of names."""
+    names = [keys] if isinstance(keys, str) else keys
+    if not isinstance(names, Sequence) or not all(isinstance(k, str) for k in names):
+        raise ValueError(
+            f"output_keys must be a channel name or a list of channel names, got {keys!r}."
+        )
+    unknown = [k for k in names if k not in graph.channels]
+    if unknown:
+        shown = graph.stream_keys
+        known = [shown] if isinstance(shown, str) else list(shown)
+        raise ValueError(
+            f"output_keys names {unknown[0]!r}, which is not a channel of graph "
+            f"{graph.get_name()!r} (its output channels: {known})."
+        )
 
 
 def read_output(channels: Mapping[str, BaseChannel], keys: str | Sequence[str]) -> Any:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from stategraph.pregel.call import NodeCall, make_call
-from stategraph.types import CachePolicy, RetryPolicy, TimeoutPolicy
+from stategraph.pregel.node_alone import NO_RESUME
+from stategraph.types import CachePolicy, RetryPolicy, TimeoutPolicy, TracePolicy
 
 if TYPE_CHECKING:
     from stategraph.pregel.task import Task
@@ -57,10 +58,14 @@ class PregelNode:
     compiled graph (a subgraph). ``writers`` turn the output into channel writes.
     """
 
+    # the kind of node LangGraph's graph JSON reports for a function node
+    __drawing_kind__ = ("langgraph", "_internal", "_runnable", "RunnableCallable")
+
     __slots__ = (
         "cache_policy",
         "channels",
         "defer",
+        "error_handler",
         "is_async",
         "managed",
         "mapper",
@@ -71,6 +76,7 @@ class PregelNode:
         "subgraphs",
         "tags",
         "timeout",
+        "trace_policy",
         "triggers",
         "writers",
     )
@@ -92,8 +98,12 @@ class PregelNode:
         managed: dict[str, Any] | None = None,
         defer: bool = False,
         name: str = "",
+        error_handler: str | None = None,
+        trace_policy: TracePolicy | None = None,
     ) -> None:
         self.name = name
+        self.error_handler = error_handler
+        # name of the node that handles this node's failures (None: no handler)
         self.channels = channels if isinstance(channels, str) else list(channels)
         self.triggers = list(triggers)
         self.mapper = mapper
@@ -112,9 +122,70 @@ class PregelNode:
         self.is_async = bool(getattr(proc, "is_async", False))
         self.managed = managed or {}
         self.defer = defer
+        self.trace_policy = trace_policy
 
     def __repr__(self) -> str:
         return f"PregelNode({self.name!r}, triggers={self.triggers!r})"
+
+    def copy(self, update: Mapping[str, Any] | None = None) -> PregelNode:
+        """A shallow copy with the attributes in ``update`` replaced."""
+        new = object.__new__(type(self))
+        for attr in self.__slots__:
+            setattr(new, attr, getattr(self, attr))
+        for attr, value in (update or {}).items():
+            if attr not in self.__slots__:
+                raise ValueError(
+                    f"PregelNode.copy(): '{attr}' is not an attribute of a node. Attributes: "
+                    f"{', '.join(self.__slots__)}."
+                )
+            setattr(new, attr, value)
+        return new
+
+    def invoke(
+        self,
+        input: Any,
+        config: Mapping[str, Any] | None = None,
+        *,
+        context: Any = None,
+        store: Any = None,
+        resume: Any = NO_RESUME,
+        resumes: Sequence[Any] | None = None,
+    ) -> Any:
+        """Run this node's function alone on ``input`` and return what it returns.
+
+        The way to unit-test one node: ``graph.nodes["review"].invoke(state)``. The
+        input is mapped to the node's schema, ``config``, ``context`` and ``store``
+        reach the function as in a run, and ``interrupt()`` raises
+        :class:`~stategraph.errors.GraphInterrupt` unless ``resume`` (or ``resumes``,
+        one answer per ``interrupt()`` call) answers it. No edge is followed and
+        nothing is saved. Async nodes need :meth:`ainvoke`.
+        """
+        from stategraph.pregel.node_alone import call_sync, prepare_alone
+
+        return call_sync(
+            prepare_alone(
+                self, input, config, context=context, store=store, resume=resume, resumes=resumes
+            )
+        )
+
+    async def ainvoke(
+        self,
+        input: Any,
+        config: Mapping[str, Any] | None = None,
+        *,
+        context: Any = None,
+        store: Any = None,
+        resume: Any = NO_RESUME,
+        resumes: Sequence[Any] | None = None,
+    ) -> Any:
+        """Async twin of :meth:`invoke` (runs sync and async nodes alike)."""
+        from stategraph.pregel.node_alone import call_async, prepare_alone
+
+        return await call_async(
+            prepare_alone(
+                self, input, config, context=context, store=store, resume=resume, resumes=resumes
+            )
+        )
 
 
 def _is_graph(obj: Any) -> bool:

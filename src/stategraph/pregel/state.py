@@ -10,9 +10,22 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Generator, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from stategraph.constants import CONF, ERROR, INTERRUPT, NS_END, NS_SEP, NULL_TASK_ID, START
+from stategraph.constants import (
+    CONF,
+    END,
+    ERROR,
+    ERROR_SOURCE,
+    INPUT,
+    INTERRUPT,
+    NULL_TASK_ID,
+    START,
+    TASKS,
+)
 from stategraph.errors import InvalidUpdateError
 from stategraph.pregel import effects as fx
+from stategraph.pregel.debug import subgraph_task_state
+from stategraph.pregel.lease_guard import fenced
+from stategraph.pregel.state_lease import aupdate_lease, update_lease
 from stategraph.runtime import DEFAULT_RUNTIME
 from stategraph.types import PregelTask, StateSnapshot, StateUpdate
 
@@ -22,21 +35,67 @@ if TYPE_CHECKING:
 
 __all__ = ["StateMixin"]
 
+_AWAIT = "await"
+"""Effect of the update generators: ``(_AWAIT, awaitable, node)``, an async routing
+function's result that only the async driver can await."""
+
+COPY = "__copy__"
+"""``as_node`` value of ``update_state`` that forks a checkpoint as it is."""
+
 _NOT_RESULT = frozenset(
-    {ERROR, INTERRUPT, "__resume__", "__resume_asked__", "__no_writes__", "__call_result__"}
+    {
+        ERROR,
+        ERROR_SOURCE,
+        INTERRUPT,
+        "__resume__",
+        "__resume_asked__",
+        "__no_writes__",
+        "__call_result__",
+        "__call_resume__",
+    }
 )
-_UNFINISHED = frozenset({ERROR, INTERRUPT, "__resume__", "__resume_asked__", "__call_result__"})
+_UNFINISHED = frozenset(
+    {
+        ERROR,
+        ERROR_SOURCE,
+        INTERRUPT,
+        "__resume__",
+        "__resume_asked__",
+        "__call_result__",
+        "__call_resume__",
+    }
+)
 
 
 def _task_result(graph: Pregel, writes: list[tuple[str, Any]]) -> dict[str, Any] | None:
     """What a finished task wrote to the state (shown as ``PregelTask.result``)."""
     keys = graph.stream_keys
-    keyset = {keys} if isinstance(keys, str) else set(keys)
-    out = {c: v for c, v in writes if c in keyset}
+    if isinstance(keys, str):
+        # a single output value (a bare-value state): the value itself
+        values = [v for c, v in writes if c == keys]
+        if not values:
+            return None
+        return values[0] if len(values) == 1 else {"$writes": values}
+    keyset = set(keys)
+    out: dict[str, Any] = {}
+    repeated: dict[str, list[Any]] = {}
+    for c, v in writes:
+        if c in keyset:
+            if c in out:
+                # written several times by the task: every value, as in LangGraph
+                repeated.setdefault(c, [out[c]]).append(v)
+            out[c] = v
+    for c, values in repeated.items():
+        out[c] = {"$writes": values}
     return out or None
 
 
-def _drive(gen: Generator[Any, Any, Any], saver: Any) -> Any:
+def _fence(config: dict[str, Any], token: int | None) -> dict[str, Any]:
+    """A write's config with the update's fencing token (when the saver fences)."""
+    return config if token is None else fenced(config, token)
+
+
+def _drive(gen: Generator[Any, Any, Any], saver: Any, token: int | None = None) -> Any:
     value: Any = None
     try:
         while True:
@@ -44,17 +103,28 @@ def _drive(gen: Generator[Any, Any, Any], saver: Any) -> Any:
             tag = eff[0]
             if tag == fx.GET_TUPLE:
                 value = saver.get_tuple(eff[1])
+            elif tag == fx.DELTA_HISTORY:
+                value = saver.get_delta_channel_history(config=eff[1], channels=eff[2])
+            elif tag == fx.GET_BEFORE:
+                value = fx.get_before(saver, eff)
             elif tag == fx.PUT:
-                value = saver.put(*eff[1:5])
+                value = saver.put(_fence(eff[1], token), *eff[2:5])
             elif tag == fx.PUT_WRITES:
-                value = saver.put_writes(*eff[1:5])
+                value = saver.put_writes(_fence(eff[1], token), *eff[2:5])
+            elif tag == _AWAIT:
+                eff[1].close()
+                raise TypeError(
+                    f"Node '{eff[2]}' has an async routing function: update its state with "
+                    "aupdate_state()/abulk_update_state() (or make the routing function "
+                    "synchronous)."
+                )
             else:
                 value = None
     except StopIteration as stop:
         return stop.value
 
 
-async def _adrive(gen: Generator[Any, Any, Any], saver: Any) -> Any:
+async def _adrive(gen: Generator[Any, Any, Any], saver: Any, token: int | None = None) -> Any:
     value: Any = None
     try:
         while True:
@@ -62,10 +132,16 @@ async def _adrive(gen: Generator[Any, Any, Any], saver: Any) -> Any:
             tag = eff[0]
             if tag == fx.GET_TUPLE:
                 value = await saver.aget_tuple(eff[1])
+            elif tag == fx.DELTA_HISTORY:
+                value = await saver.aget_delta_channel_history(config=eff[1], channels=eff[2])
+            elif tag == fx.GET_BEFORE:
+                value = await fx.aget_before(saver, eff)
             elif tag == fx.PUT:
-                value = await saver.aput(*eff[1:5])
+                value = await saver.aput(_fence(eff[1], token), *eff[2:5])
             elif tag == fx.PUT_WRITES:
-                value = await saver.aput_writes(*eff[1:5])
+                value = await saver.aput_writes(_fence(eff[1], token), *eff[2:5])
+            elif tag == _AWAIT:
+                value = await eff[1]
             else:
                 value = None
     except StopIteration as stop:
@@ -77,6 +153,9 @@ def _graph(obj: Any) -> Pregel:
 
 
 def _require_saver(graph: Pregel, config: Mapping[str, Any]) -> Any:
+    from stategraph.pregel.main import lift_config_keys
+
+    config = lift_config_keys(config)
     saver = graph.checkpointer
     if saver in (None, True, False):
         from stategraph._context import CURRENT_TASK
@@ -84,6 +163,10 @@ def _require_saver(graph: Pregel, config: Mapping[str, Any]) -> Any:
         ctx = CURRENT_TASK.get()
         if ctx is not None and isinstance(ctx.run, tuple):
             saver = ctx.run[0].checkpointer
+        elif saver is True:
+            from stategraph.pregel.main import _ROOT_CHECKPOINTER_TRUE
+
+            raise RuntimeError(_ROOT_CHECKPOINTER_TRUE)
     if saver in (None, True, False):
         raise ValueError(
             "No checkpointer set: get_state/update_state need a graph compiled with a "
@@ -95,6 +178,75 @@ def _require_saver(graph: Pregel, config: Mapping[str, Any]) -> Any:
             "(missing key: 'configurable.thread_id')."
         )
     return saver
+
+
+def _state_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """``config`` with a ``checkpoint_ns`` (root by default) and no ``checkpoint_map``."""
+    from stategraph.pregel.main import lift_config_keys
+
+    config = lift_config_keys(config)
+    conf = dict(config.get(CONF) or {})
+    conf.setdefault("checkpoint_ns", "")
+    conf.pop("checkpoint_map", None)
+    return {**config, CONF: conf}
+
+
+def _graph_at(graph: Pregel, ns: str, *, required: bool) -> Pregel:
+    """The graph whose state lives at namespace ``ns`` (``graph`` itself at the root).
+
+    A namespace run by a graph called inside a node that the parent does not declare
+    is read with the parent's own channels; updating it raises, because the parent
+    cannot tell which nodes and channels the update is for.
+    """
+    if not ns:
+        return graph
+    from stategraph.pregel.run import strip_task_ids
+
+    bare = strip_task_ids(ns)
+    for _, sub in graph.get_subgraphs(namespace=bare, recurse=True):
+        return sub
+    if required:
+        raise ValueError(
+            f"Subgraph {bare} not found: no node of this graph runs a declared subgraph at "
+            f"namespace '{bare}', so the update cannot be applied with the right nodes and "
+            "channels. Add the subgraph as a node (or call it from the node so that it is "
+            "detected), or update it through the compiled subgraph itself."
+        )
+    return graph
+
+
+def _target(graph: Pregel, cfg: dict[str, Any], *, required: bool) -> tuple[Pregel, dict[str, Any]]:
+    """The graph at ``cfg``'s namespace and the config to read its state with.
+
+    A subgraph compiled with ``checkpointer=True`` keeps one state per thread, saved
+    under its namespace without task ids: a task's config (``"child:<task id>"``)
+    is read there, as in LangGraph.
+    """
+    ns = cfg[CONF]["checkpoint_ns"]
+    target = _graph_at(graph, ns, required=required)
+    if ns and target is not graph and target.checkpointer is True:
+        from stategraph.pregel.run import strip_task_ids
+
+        bare = strip_task_ids(ns)
+        if bare != ns:
+            cfg = {**cfg, CONF: {**cfg[CONF], "checkpoint_ns": bare}}
+    return target, cfg
+
+
+def _mapped(config: Mapping[str, Any] | None, metadata: Any) -> Any:
+    """A subgraph checkpoint's config with its ``checkpoint_map``.
+
+    The map names the checkpoint of each enclosing namespace the subgraph ran from
+    (its metadata's ``parents``) and its own, so the config can replay the whole stack.
+    """
+    if not config:
+        return config
+    conf = config.get(CONF) or {}
+    ns = conf.get("checkpoint_ns")
+    if not ns or not conf.get("checkpoint_id"):
+        return config
+    parents = dict((metadata or {}).get("parents") or {})
+    return {**config, CONF: {**conf, "checkpoint_map": {**parents, ns: conf["checkpoint_id"]}}}
 
 
 def _view(graph: Pregel, saver: Any, config: Mapping[str, Any]) -> Loop:
@@ -157,6 +309,7 @@ def _snapshot_gen(
         )
     view = _view(graph, saver, tup.config)
     view._restore(tup)
+    yield from view._hydrate(tup)
     view.step = int(view.metadata.get("step", -1)) + 1
     view.stop = view.step + view.run.recursion_limit
     tasks = view._prepare(for_execution=False)
@@ -184,20 +337,16 @@ def _snapshot_gen(
                 done.append(task)
                 t_interrupts = ()
         interrupts.extend(t_interrupts)
-        state: Any = None
-        if task.node.subgraphs:
-            sub_conf = {
-                CONF: {
-                    "thread_id": view.run.thread_id,
-                    "checkpoint_ns": task.ns,
-                }
-            }
-            if subgraphs:
-                sub = task.node.subgraphs[0]
-                sub_tup = yield (fx.GET_TUPLE, sub_conf)
-                state = yield from _snapshot_gen(sub, saver, sub_conf, sub_tup, True)
-            else:
-                state = sub_conf
+        state: Any = subgraph_task_state(task, view.run.thread_id)
+        if state is not None and subgraphs:
+            from stategraph.pregel.run import strip_task_ids
+
+            sub = task.node.subgraphs[0]
+            # a checkpointer=True subgraph keeps its state under the node's name alone
+            sub_ns = strip_task_ids(task.ns) if sub.checkpointer is True else task.ns
+            sub_conf = {CONF: {"thread_id": view.run.thread_id, "checkpoint_ns": sub_ns}}
+            sub_tup = yield (fx.GET_TUPLE, sub_conf)
+            state = yield from _snapshot_gen(sub, saver, sub_conf, sub_tup, True, True)
         task_objs.append(PregelTask(tid, task.name, task.path, error, t_interrupts, state, result))
     null_writes = [(c, v) for c, v in writes_by_task.get(NULL_TASK_ID, []) if c not in _NOT_RESULT]
     if apply_pending and null_writes:
@@ -221,10 +370,10 @@ def _snapshot_gen(
     return StateSnapshot(
         values=read_output(view.channels, graph.stream_keys),
         next=tuple(t.name for tid, t in tasks.items() if tid not in done_ids),
-        config=tup.config,
+        config=_mapped(tup.config, tup.metadata),
         metadata=tup.metadata,
         created_at=tup.checkpoint.get("ts"),
-        parent_config=tup.parent_config,
+        parent_config=_mapped(tup.parent_config, tup.metadata),
         tasks=tuple(task_objs),
         interrupts=tuple(interrupts),
     )
@@ -236,17 +385,11 @@ def _get_state_gen(
     config: Mapping[str, Any],
     subgraphs: bool,
 ) -> Generator[Any, Any, StateSnapshot]:
-    conf = dict(config.get(CONF) or {})
-    conf.setdefault("checkpoint_ns", "")
-    tup = yield (fx.GET_TUPLE, {**config, CONF: conf})
+    target, cfg = _target(graph, _state_config(config), required=False)
+    conf = cfg[CONF]
+    tup = yield (fx.GET_TUPLE, cfg)
     latest = not conf.get("checkpoint_id")
-    return (yield from _snapshot_gen(graph, saver, {**config, CONF: conf}, tup, subgraphs, latest))
-
-
-def _history_config(graph: Pregel, config: Mapping[str, Any]) -> dict[str, Any]:
-    conf = dict(config.get(CONF) or {})
-    conf.setdefault("checkpoint_ns", "")
-    return {**config, CONF: conf}
+    return (yield from _snapshot_gen(target, saver, cfg, tup, subgraphs, latest))
 
 
 def _update_gen(
@@ -255,38 +398,215 @@ def _update_gen(
     config: Mapping[str, Any],
     updates: Sequence[StateUpdate],
 ) -> Generator[Any, Any, dict[str, Any]]:
-    from stategraph.pregel.algo import apply_writes, make_task_id
-    from stategraph.pregel.attempt import run_writers
-    from stategraph.pregel.task import Task
+    """Apply one superstep of updates and save it; returns the new checkpoint's config.
 
-    conf = dict(config.get(CONF) or {})
-    conf.setdefault("checkpoint_ns", "")
-    cfg = {**config, CONF: conf}
+    Besides node names, ``as_node`` takes three special values (as in LangGraph):
+    ``"__input__"`` writes ``values`` as a new input, ``"__copy__"`` forks the
+    checkpoint as it is (then applies ``values``, a list of updates, to the copy), and
+    ``"__end__"`` with ``values=None`` ends the tasks that were still to run.
+    """
+    if not updates:
+        raise InvalidUpdateError(
+            "bulk_update_state(): a superstep has no updates. Give each superstep at "
+            "least one StateUpdate(values, as_node)."
+        )
+    updates = [_as_update(u) for u in updates]
+    graph, cfg = _target(graph, _state_config(config), required=True)
+    conf = cfg[CONF]
     tup = yield (fx.GET_TUPLE, cfg)
     view = _view(graph, saver, cfg)
     view._restore(tup)
-    if tup is not None and conf.get("checkpoint_id"):
-        # updating a past checkpoint forks: the new one is parented on it
-        view.checkpoint_config = {
-            CONF: {**view._base_configurable(), "checkpoint_id": tup.checkpoint["id"]}
-        }
+    yield from view._hydrate(tup)
+    if tup is not None and conf["checkpoint_ns"]:
+        # the new checkpoint of a subgraph hangs from the same parent checkpoints
+        view.run.parent_ids = dict((tup.metadata or {}).get("parents") or {})
     step = -1 if tup is None else int(view.metadata.get("step", -1))
-    from stategraph.pregel.algo import local_read
+    first = updates[0]
+    special = first.as_node
+    if special in (INPUT, COPY) or (special == END and first.values is None):
+        if len(updates) > 1:
+            raise InvalidUpdateError(
+                f"update_state(as_node={special!r}) must be the only update of its "
+                f"superstep; this superstep has {len(updates)} updates."
+            )
+        if special == INPUT:
+            return (yield from _input_update(graph, view, tup, first.values, step))
+        if special == COPY:
+            return (yield from _copy_update(graph, saver, view, tup, first.values, step))
+        return (yield from _end_update(graph, view, tup, step))
+    return (yield from _node_updates(graph, view, tup, updates, step))
 
-    channels = view.channels
-    tasks: list[Task] = []
-    for i, update in enumerate(updates):
-        values, as_node = update.values, update.as_node
-        if as_node is None:
-            as_node = _last_writer(graph, view)
+
+def _as_update(update: Any) -> StateUpdate:
+    if isinstance(update, StateUpdate):
+        return update
+    if isinstance(update, Sequence) and not isinstance(update, str) and 1 < len(update) < 4:
+        return StateUpdate(*update)
+    raise InvalidUpdateError(
+        f"Invalid update {update!r}: each update is a StateUpdate(values, as_node) or a "
+        "(values, as_node) pair."
+    )
+
+
+def _saved_config(view: Loop) -> dict[str, Any]:
+    return cast("dict[str, Any]", _mapped(view.checkpoint_config, view.metadata))
+
+
+def _uuid_for(view: Loop, name: str) -> str:
+    """A task id derived from the checkpoint id (LangGraph's ``uuid5(id, name)``)."""
+    from uuid import UUID, uuid5
+
+    try:
+        return str(uuid5(UUID(view.checkpoint_id), name))
+    except ValueError:
+        from stategraph.pregel.algo import make_task_id
+
+        return make_task_id(view.checkpoint_id or "none", view.run.ns, name)
+
+
+def _input_update(
+    graph: Pregel, view: Loop, tup: Any, values: Any, step: int
+) -> Generator[Any, Any, dict[str, Any]]:
+    """``as_node="__input__"``: ``values`` become a new input checkpoint of the thread."""
+    from stategraph.pregel.io import map_input
+
+    writes = map_input(graph, values)
+    if not writes:
+        raise InvalidUpdateError(
+            f"update_state(as_node='__input__'): {values!r} writes none of the input "
+            f"channels {graph.input_channels!r}."
+        )
+    view._apply_input(writes)
+    view.seal_unwritten_deltas()
+    input_id = _uuid_for(view, INPUT)
+    yield from view._save("input", step + 1 if tup is not None else -1)
+    yield (fx.PUT_WRITES, view.checkpoint_config, writes, input_id, "", True)
+    return _saved_config(view)
+
+
+def _copy_update(
+    graph: Pregel, saver: Any, view: Loop, tup: Any, values: Any, step: int
+) -> Generator[Any, Any, dict[str, Any]]:
+    """``as_node="__copy__"``: fork the checkpoint as a sibling (``source="fork"``).
+
+    ``values``, when a list of updates, is then applied to the copy as one superstep;
+    updates for a node that had a task pending reuse that task's id, so the snapshot
+    shows the update as the task's result.
+    """
+    if tup is None:
+        raise InvalidUpdateError(
+            "update_state(as_node='__copy__'): there is no checkpoint to copy in this "
+            "thread. Pass the config of an existing checkpoint."
+        )
+    parent = tup.parent_config
+    if parent is not None:
+        view.checkpoint_config = {CONF: {**view._base_configurable(), **parent[CONF]}}
+    else:
+        view.checkpoint_config = {CONF: view._base_configurable()}
+    view.saved_versions = dict(view.checkpoint["channel_versions"])
+    yield from view._save("fork", step + 1)
+    forked = _saved_config(view)
+    if not values:
+        return forked
+    if not isinstance(values, (list, tuple)):
+        raise InvalidUpdateError(
+            "update_state(as_node='__copy__'): values must be a list of StateUpdate to "
+            f"apply to the copy (or None), got {type(values).__name__}."
+        )
+    items = [_as_update(v) for v in values]
+    view.step = step + 2
+    pending: dict[str, list[str]] = {}
+    for tid, task in view._prepare(for_execution=False).items():
+        pending.setdefault(task.name, []).append(tid)
+    by_node: dict[Any, list[StateUpdate]] = {}
+    for item in items:
+        group = by_node.setdefault(item.as_node, [])
+        ids = pending.get(item.as_node or "", [])
+        task_id = item.task_id or (ids[len(group)] if len(group) < len(ids) else None)
+        group.append(StateUpdate(item.values, item.as_node, task_id))
+    regrouped = [u for group in by_node.values() for u in group]
+    return (yield from _update_gen(graph, saver, forked, regrouped))
+
+
+def _end_update(
+    graph: Pregel, view: Loop, tup: Any, step: int
+) -> Generator[Any, Any, dict[str, Any]]:
+    """``as_node="__end__"`` with no values: end the pending tasks, so nothing is next.
+
+    Writes of tasks that already finished (and writes made outside any task) are
+    applied; the others end as if they had run without writing anything.
+    """
+    from stategraph.pregel.algo import apply_writes
+    from stategraph.pregel.loop import WriteBatch
+
+    if tup is not None:
+        view.step = step + 1
+        tasks = view._prepare(for_execution=False)
+        null_writes = []
+        for tid, chan, val in view.pending_writes:
+            if chan in _UNFINISHED or chan == "__no_writes__":
+                continue
+            if tid == NULL_TASK_ID:
+                null_writes.append((chan, val))
+            elif tid in tasks:
+                tasks[tid].writes.append((chan, val))
+        if null_writes:
+            apply_writes(
+                view.checkpoint,
+                view.channels,
+                [WriteBatch(null_writes)],
+                view.get_next_version,
+                graph.trigger_to_nodes,
+            )
+        view.updated = apply_writes(
+            view.checkpoint,
+            view.channels,
+            list(tasks.values()),
+            view.get_next_version,
+            graph.trigger_to_nodes,
+        )
+    yield from view._save("update", step + 1)
+    return _saved_config(view)
+
+
+def _node_updates(
+    graph: Pregel, view: Loop, tup: Any, updates: Sequence[StateUpdate], step: int
+) -> Generator[Any, Any, dict[str, Any]]:
+    """Updates as if the named nodes returned them, applied together as one step."""
+    from stategraph.pregel.algo import apply_writes, local_read
+    from stategraph.pregel.task import Task
+
+    # an update for a node with a task pending takes that task's id: the writes are
+    # saved against the checkpoint as the task's, so its snapshot shows them as the
+    # task's result
+    pending: dict[str, list[str]] = {}
+    if tup is not None:
+        view.step = step + 1
+        for tid, t in view._prepare(for_execution=False).items():
+            pending.setdefault(t.name, []).append(tid)
+    if len(updates) == 1:
+        named = [(updates[0].as_node or _last_writer(graph, view), updates[0])]
+    else:
+        named = []
+        for u in updates:
+            if u.as_node is None:
+                raise InvalidUpdateError(
+                    "bulk_update_state(): every update of a superstep with several "
+                    "updates needs as_node=..., naming the node it is from."
+                )
+            named.append((u.as_node, u))
+    for as_node, _ in named:
         if as_node not in graph.nodes:
             raise InvalidUpdateError(
                 f"update_state(as_node={as_node!r}): no such node. Nodes: "
                 f"{', '.join(n for n in graph.nodes)}."
             )
+    channels = view.channels
+    tasks: list[Task] = []
+    for i, (as_node, update) in enumerate(named):
         node = graph.nodes[as_node]
-        cp_id = view.checkpoint_id or "none"
-        tid = update.task_id or make_task_id(cp_id, view.run.ns, "update", as_node, step, i)
+        ids = pending.get(as_node)
+        tid = update.task_id or (ids.pop(0) if ids else _uuid_for(view, INTERRUPT))
         task = Task(
             id=tid,
             name=as_node,
@@ -299,8 +619,24 @@ def _update_gen(
             retry_policy=(),
         )
         task.reader = lambda select, _t=task, _c=channels: local_read(_c, select, _t.writes)
-        run_writers(task, values)
+        for writer in node.writers:
+            result = writer(task, update.values)
+            if result is not None and hasattr(result, "__await__"):
+                # an async routing function: the async API awaits it, the sync one
+                # cannot (see _drive)
+                yield (_AWAIT, result, as_node)
         tasks.append(task)
+    if tup is not None:
+        # only on the thread's head: an older checkpoint keeps the writes it was saved
+        # with (a later resume or clear of it would take an edit of a branch that
+        # moved on for its pending task's result); the new checkpoint stores the
+        # changed delta channels whole either way
+        head = yield (fx.GET_TUPLE, {CONF: view._base_configurable()})
+        if head is not None and head.checkpoint["id"] == tup.checkpoint["id"]:
+            for task in tasks:
+                writes = [(c, v) for c, v in task.writes if c != TASKS]
+                if writes:
+                    yield (fx.PUT_WRITES, view.checkpoint_config, writes, task.id, "", True)
     # all updates of one superstep apply together, as the writes of one step would. As
     # in LangGraph, an update does not count as the node having run (its triggers are
     # not marked seen); the new step clears per-step triggers such as pending edges.
@@ -310,10 +646,12 @@ def _update_gen(
         view.checkpoint, view.channels, tasks, view.get_next_version, graph.trigger_to_nodes
     )
     yield from view._save("update", step + 1)
-    return view.checkpoint_config
+    return _saved_config(view)
 
 
 def _last_writer(graph: Pregel, view: Loop) -> str:
+    if len(graph.nodes) == 1:
+        return next(iter(graph.nodes))
     seen = view.checkpoint["versions_seen"]
     best: list[str] = []
     best_v: Any = None
@@ -338,6 +676,21 @@ def _last_writer(graph: Pregel, view: Loop) -> str:
             "which node the update is from."
         )
     return best[0]
+
+
+def _check_supersteps(supersteps: Sequence[Sequence[StateUpdate]]) -> None:
+    """Reject an empty bulk update before anything is saved."""
+    if not supersteps:
+        raise ValueError(
+            "No supersteps provided: bulk_update_state() needs a list of supersteps, each "
+            "a list of StateUpdate(values, as_node)."
+        )
+    empty = [i for i, updates in enumerate(supersteps) if not updates]
+    if empty:
+        raise ValueError(
+            f"No updates provided in superstep(s) {empty}: each superstep of "
+            "bulk_update_state() needs at least one StateUpdate(values, as_node)."
+        )
 
 
 class StateMixin:
@@ -367,9 +720,9 @@ class StateMixin:
     ) -> Iterator[StateSnapshot]:
         """The snapshots of the thread, newest first."""
         saver = _require_saver(_graph(self), config)
-        cfg = _history_config(_graph(self), config)
+        graph, cfg = _target(_graph(self), _state_config(config), required=False)
         for tup in saver.list(cfg, filter=filter, before=before, limit=limit):
-            yield _drive(_snapshot_gen(_graph(self), saver, tup.config, tup, False), saver)
+            yield _drive(_snapshot_gen(graph, saver, tup.config, tup, False), saver)
 
     async def aget_state_history(
         self,
@@ -381,9 +734,9 @@ class StateMixin:
     ) -> AsyncIterator[StateSnapshot]:
         """Async twin of :meth:`get_state_history`."""
         saver = _require_saver(_graph(self), config)
-        cfg = _history_config(_graph(self), config)
+        graph, cfg = _target(_graph(self), _state_config(config), required=False)
         async for tup in saver.alist(cfg, filter=filter, before=before, limit=limit):
-            yield await _adrive(_snapshot_gen(_graph(self), saver, tup.config, tup, False), saver)
+            yield await _adrive(_snapshot_gen(graph, saver, tup.config, tup, False), saver)
 
     # ------------------------------------------------------------------ update_state
     def update_state(
@@ -400,8 +753,9 @@ class StateMixin:
         the one named and the old branch stays readable.
         """
         saver = _require_saver(_graph(self), config)
-        gen = _update_gen(_graph(self), saver, config, [StateUpdate(values, as_node, task_id)])
-        return _drive(gen, saver)
+        with update_lease(saver, config) as token:
+            gen = _update_gen(_graph(self), saver, config, [StateUpdate(values, as_node, task_id)])
+            return cast("dict[str, Any]", _drive(gen, saver, token))
 
     async def aupdate_state(
         self,
@@ -412,32 +766,31 @@ class StateMixin:
     ) -> dict[str, Any]:
         """Async twin of :meth:`update_state`."""
         saver = _require_saver(_graph(self), config)
-        gen = _update_gen(_graph(self), saver, config, [StateUpdate(values, as_node, task_id)])
-        return await _adrive(gen, saver)
+        async with aupdate_lease(saver, config) as token:
+            gen = _update_gen(_graph(self), saver, config, [StateUpdate(values, as_node, task_id)])
+            return cast("dict[str, Any]", await _adrive(gen, saver, token))
 
     def bulk_update_state(
         self, config: Mapping[str, Any], supersteps: Sequence[Sequence[StateUpdate]]
     ) -> dict[str, Any]:
         """Apply several updates, one checkpoint per superstep; returns the last config."""
-        if not supersteps:
-            raise ValueError("bulk_update_state() needs at least one superstep of updates.")
+        _check_supersteps(supersteps)
         saver = _require_saver(_graph(self), config)
         cfg: Mapping[str, Any] = config
-        for updates in supersteps:
-            cfg = _drive(_update_gen(_graph(self), saver, cfg, list(updates)), saver)
+        with update_lease(saver, config) as token:  # one lease over every superstep
+            for updates in supersteps:
+                cfg = _drive(_update_gen(_graph(self), saver, cfg, list(updates)), saver, token)
         return dict(cfg)
 
     async def abulk_update_state(
         self, config: Mapping[str, Any], supersteps: Sequence[Sequence[StateUpdate]]
     ) -> dict[str, Any]:
         """Async twin of :meth:`bulk_update_state`."""
-        if not supersteps:
-            raise ValueError("bulk_update_state() needs at least one superstep of updates.")
+        _check_supersteps(supersteps)
         saver = _require_saver(_graph(self), config)
         cfg: Mapping[str, Any] = config
-        for updates in supersteps:
-            cfg = await _adrive(_update_gen(_graph(self), saver, cfg, list(updates)), saver)
+        async with aupdate_lease(saver, config) as token:  # one lease over every superstep
+            for updates in supersteps:
+                gen = _update_gen(_graph(self), saver, cfg, list(updates))
+                cfg = await _adrive(gen, saver, token)
         return dict(cfg)
-
-
-_ = (NS_END, NS_SEP)

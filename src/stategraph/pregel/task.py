@@ -8,8 +8,9 @@ import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from stategraph._notes import add_note
 from stategraph.constants import RESUME, RESUME_ASKED
-from stategraph.errors import ErrorCode, GraphInterrupt, create_error_message
+from stategraph.errors import INVALID_RESUME_NOTE, ErrorCode, GraphInterrupt, create_error_message
 from stategraph.types import CacheKey, Interrupt, RetryPolicy, TimeoutPolicy
 
 if TYPE_CHECKING:
@@ -47,11 +48,17 @@ class ResumeState:
         self.null = null
         self.by_id = dict(by_id or {})
 
-    def take(self, iid: str) -> tuple[bool, Any]:
-        """Consume the resume value for interrupt ``iid``; ``(False, None)`` if there is none."""
+    def take(self, iid: str, task_iid: str | None = None) -> tuple[bool, Any]:
+        """Consume the resume value for interrupt ``iid``; ``(False, None)`` if there is none.
+
+        ``task_iid`` is the id of the task's first interrupt: a map keyed by it answers
+        the task's later questions too, in order (one answer per question).
+        """
         with self._lock:
             if iid in self.by_id:
                 return True, self.by_id.pop(iid)
+            if task_iid is not None and task_iid in self.by_id:
+                return True, self.by_id.pop(task_iid)
             if self.null is not _MISSING:
                 value, self.null = self.null, _MISSING
                 return True, value
@@ -70,7 +77,9 @@ class Scratchpad:
         "_call_counter",
         "_counter",
         "asked",
+        "call_resume",
         "calls",
+        "inflight",
         "node",
         "pending_value",
         "resume",
@@ -92,8 +101,15 @@ class Scratchpad:
         strict: bool,
         node: str,
         calls: dict[str, Any] | None = None,
+        call_resume: dict[str, list[Any]] | None = None,
+        inflight: list[Any] | None = None,
     ) -> None:
         self.calls = calls if calls is not None else {}
+        # futures of the @task calls started by this task (and the calls it made): the
+        # task waits for them before it ends, so every result is saved with its writes
+        self.inflight: list[Any] = inflight if inflight is not None else []
+        # answers to interrupts raised inside this task's @task calls, per call id
+        self.call_resume = call_resume if call_resume is not None else {}
         self._call_counter = itertools.count()
         self.step = step
         self.stop = stop
@@ -104,6 +120,23 @@ class Scratchpad:
         self.resume_state = resume_state
         self.strict = strict
         self.node = node
+
+    def for_call(self, call_id: str, name: str) -> Scratchpad:
+        """The scratchpad of one ``@task`` call made by this task: its own interrupt
+        counter and answers (kept in :attr:`call_resume` under ``call_id``)."""
+        return Scratchpad(
+            step=self.step,
+            stop=self.stop,
+            resume=self.call_resume.setdefault(call_id, []),
+            asked=[],
+            pending_value=_MISSING,
+            resume_state=self.resume_state,
+            strict=False,
+            node=name,
+            calls=self.calls,
+            call_resume=self.call_resume,
+            inflight=self.inflight,
+        )
 
     def next_call_id(self, task_id: str, name: str) -> str:
         """Deterministic id of the next ``@task`` call made by this task."""
@@ -144,14 +177,16 @@ class Scratchpad:
             return adapter.validate_python(answer) if adapter is not None else answer
         iid = interrupt_id(ctx.checkpoint_ns, idx)
         if self.resume_state is not None:
-            found, answer = self.resume_state.take(iid)
+            task_iid = interrupt_id(ctx.checkpoint_ns, 0) if idx else None
+            found, answer = self.resume_state.take(iid, task_iid)
             if found:
                 try:
                     validated = adapter.validate_python(answer) if adapter is not None else answer
-                except Exception:
+                except Exception as exc:
                     # put the value back: nothing is consumed or saved by an invalid answer
                     if self.resume_state.null is _MISSING:
                         self.resume_state.null = answer
+                    add_note(exc, INVALID_RESUME_NOTE)
                     raise
                 self._check(idx, self.pending_value, value)
                 self.pending_value = _MISSING
@@ -176,15 +211,20 @@ class Task:
         "config",
         "done",
         "error",
+        "handled",
         "id",
         "input",
+        "interrupted",
         "interrupts",
         "is_push",
         "name",
         "node",
+        "node_error",
         "ns",
         "path",
+        "previews",
         "reader",
+        "resume_unfinished",
         "resuming",
         "retry_policy",
         "scratchpad",
@@ -223,11 +263,23 @@ class Task:
         self.is_push = is_push
         self.error: BaseException | None = None
         self.interrupts: tuple[Interrupt, ...] = ()
+        # stopped by an interrupt; True with no interrupt values when a subgraph it ran
+        # stopped at a breakpoint
+        self.interrupted = False
         self.done = False
         self.cached = False
         self.config: dict[str, Any] | None = None
         self.reader: Any = None
+        # reducer results its conditional edges computed over its writes (local_read)
+        self.previews: dict[str, Any] | None = None
         self.resuming = False
+        # a subgraph run by this task continues its own saved run if that run has
+        # tasks left (the parent resumes the step this task belongs to)
+        self.resume_unfinished = False
+        # error handlers: the failure handled (NodeError); on a failed task: whether an
+        # error-handler task took over (the failure then does not fail the step)
+        self.node_error: Any = None
+        self.handled = False
         self._lock = threading.Lock()
 
     def send(self, writes: list[tuple[str, Any]]) -> None:

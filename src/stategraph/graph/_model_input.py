@@ -1,0 +1,129 @@
+"""Node inputs as pydantic models, validating only the fields whose value changed.
+
+Building each node's input with ``model_validate`` runs every field validator on the
+whole state at every step, although most values have not changed since the previous
+node got them. :class:`ModelInputs` (one per state model, shared by the graph's nodes)
+remembers, per field, the last value it validated (by identity: channels hand out the
+same object until it is written again) and the validated result. A new input:
+
+* re-validates the changed fields only (``validate_assignment``, which runs the
+  field's validators) on a model built with ``model_construct``;
+* gives every unchanged field its validated value again, a list, dict or set as a
+  fresh shallow copy, so a node that appends to or assigns into its input does not
+  change what the next node receives. (Containers nested inside a field's value are
+  shared between the nodes' inputs, as they are for TypedDict and dataclass states;
+  ``model_validate`` would copy those too.)
+
+Anything unusual falls back to ``model_validate``: a model with model validators, a
+``model_post_init``, defaults that are validated, aliases, a required field without
+a value, or any error (so the error raised is exactly ``model_validate``'s).
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from typing import Any
+
+__all__ = ["ModelInputs", "model_inputs"]
+
+_LOCK = threading.Lock()
+_BY_SCHEMA: weakref.WeakKeyDictionary[type, ModelInputs | None] = weakref.WeakKeyDictionary()
+
+
+def model_inputs(schema: type) -> ModelInputs | None:
+    """The shared :class:`ModelInputs` of ``schema`` (None when it cannot take one)."""
+    try:
+        return _BY_SCHEMA[schema]
+    except KeyError:
+        pass
+    with _LOCK:
+        if schema not in _BY_SCHEMA:
+            _BY_SCHEMA[schema] = ModelInputs.build(schema)
+        return _BY_SCHEMA[schema]
+
+
+class _Memo:
+    """What the validations saw: per field, (raw value, validated copy)."""
+
+    __slots__ = ("entries",)
+
+    def __init__(self, entries: dict[str, tuple[Any, Any]]) -> None:
+        self.entries = entries
+
+
+class ModelInputs:
+    """Builds a model from channel values, validating only what changed."""
+
+    __slots__ = ("memo", "required", "schema", "validator")
+
+    def __init__(self, schema: Any) -> None:
+        self.schema = schema
+        self.validator = schema.__pydantic_validator__
+        self.required = frozenset(k for k, f in schema.model_fields.items() if f.is_required())
+        # replaced as a whole (never mutated), so concurrent nodes see a consistent memo
+        self.memo: _Memo | None = None
+
+    @classmethod
+    def build(cls, schema: Any) -> ModelInputs | None:
+        """A ``ModelInputs`` for ``schema``, or None when a full validation is needed."""
+        try:
+            decorators = schema.__pydantic_decorators__
+            if decorators.model_validators or getattr(schema, "__pydantic_post_init__", None):
+                return None
+            if schema.model_config.get("validate_default"):
+                return None
+            for field in schema.model_fields.values():
+                # (aliases: model_validate reads other keys than the field names)
+                if field.validate_default or field.alias or field.validation_alias:
+                    return None
+        except Exception:
+            return None
+        return cls(schema)
+
+    def validate(self, values: dict[str, Any]) -> Any:
+        """The model for ``values`` (field name -> raw channel value)."""
+        memo = self.memo
+        if memo is not None and self.required <= values.keys():
+            try:
+                return self._incremental(memo, values)
+            except Exception:
+                pass  # the full validation below raises the exact error
+        model = self.schema.model_validate(values)
+        data = model.__dict__
+        if data.keys() >= values.keys():
+            self.memo = _Memo({k: (v, _fresh(data[k])) for k, v in values.items()})
+        else:
+            self.memo = None
+        return model
+
+    def _incremental(self, memo: _Memo, values: dict[str, Any]) -> Any:
+        entries = memo.entries
+        data: dict[str, Any] = {}
+        changed: list[str] = []
+        for k, v in values.items():
+            entry = entries.get(k)
+            if entry is not None and entry[0] is v:
+                data[k] = _fresh(entry[1])
+            else:
+                data[k] = v
+                changed.append(k)
+        model = self.schema.model_construct(_fields_set=set(values), **data)
+        if changed:
+            assign = self.validator.validate_assignment
+            for k in changed:
+                assign(model, k, values[k])
+            new = dict(entries)
+            fields = model.__dict__
+            for k in changed:
+                new[k] = (values[k], _fresh(fields[k]))
+            self.memo = _Memo(new)
+        return model
+
+
+_CONTAINERS = (list, dict, set)
+
+
+def _fresh(value: Any) -> Any:
+    """``value``, or a shallow copy of it when it is a plain list, dict or set."""
+    return value.copy() if type(value) in _CONTAINERS else value
