@@ -207,3 +207,6 @@ def test_a_checkpoint_with_many_versions_is_stored_plain_and_reads_back() -> Non
     assert pack_checkpoint(body) is body  # over the limit: the plain body is stored
     small = {**body, "versions_seen": dict(list(seen.items())[:10])}
     assert type(pack_checkpoint(small)) is list
+    # exactly at the limit (one channel version + PACK_LIMIT - 1 seen entries): packed
+    at_limit = {**body, "versions_seen": dict(list(seen.items())[: PACK_LIMIT - 1])}
+    assert type(pack_checkpoint(at_limit)) is list

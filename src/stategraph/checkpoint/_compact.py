@@ -113,10 +113,17 @@ def pack_checkpoint(body: dict[str, Any]) -> Any:
             packed_versions.append(pack_version(v))
         return index
 
-    if len(cv) + sum(len(seen) for seen in vs.values() if type(seen) is dict) > PACK_LIMIT:
-        # packing is Python work per entry at every checkpoint: for graphs with many
-        # nodes it costs more than it saves, and the plain body is stored as before
+    # packing is Python work per entry at every checkpoint: for graphs with many nodes
+    # it costs more than it saves, and the plain body is stored as before. Counted
+    # with an early exit, so that a big checkpoint costs O(PACK_LIMIT) here, not O(n).
+    entries = len(cv)
+    if entries > PACK_LIMIT or len(vs) > PACK_LIMIT:
         return body
+    for seen in vs.values():
+        if type(seen) is dict:
+            entries += len(seen)
+            if entries > PACK_LIMIT:
+                return body
     for mapping in (cv, *vs.values()):
         if type(mapping) is not dict:
             return body
