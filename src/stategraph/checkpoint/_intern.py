@@ -79,9 +79,9 @@ def item_hash(typed: Typed) -> bytes:
 class Interner:
     """Serializes values for one saver, interning the large elements of lists.
 
-    ``serde`` is the saver's serializer (read on every call, so a saver that swaps its
-    ``serde`` keeps working); ``threshold`` the element size from which elements are
-    interned.
+    ``owner`` is the saver: its ``serde`` is read on every call (so a saver whose
+    ``serde`` is replaced keeps working); ``threshold`` is the element size from which
+    elements are interned.
     """
 
     def __init__(self, owner: Any, threshold: int = THRESHOLD) -> None:
