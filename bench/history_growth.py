@@ -3,8 +3,8 @@
 A one-node graph over ``MessagesState`` takes one ~300-byte human message per turn
 (the node answers nothing, so each turn appends exactly one message). After each turn
 the script measures the bytes the saver holds (payload bytes: the serialized
-checkpoints, metadata, channel values and writes, and the SQL savers' ``base`` column
-of delta rows) and times the ``invoke``.
+checkpoints, metadata, channel values and writes, the interned list items with their
+16-byte hashes, and the SQL savers' ``base`` column of delta rows) and times the ``invoke``.
 
 Run from the repository root::
 
@@ -54,6 +54,8 @@ def memory_bytes(saver: InMemorySaver) -> tuple[int, int]:
     for bucket in saver.writes.values():
         for _, _, value, _ in bucket.values():
             total += len(value[1])
+    for (_, _, key), item in saver.items.items():
+        total += len(key) + len(item[1])
     return total + values, values
 
 
@@ -62,7 +64,8 @@ def sqlite_bytes(conn: sqlite3.Connection) -> tuple[int, int]:
     q = (
         "SELECT (SELECT COALESCE(SUM(LENGTH(checkpoint) + LENGTH(metadata)), 0) FROM checkpoints)"
         " + (SELECT COALESCE(SUM(LENGTH(value)), 0) FROM writes)"
-        " + (SELECT COALESCE(SUM(LENGTH(base)), 0) FROM blobs),"
+        " + (SELECT COALESCE(SUM(LENGTH(base)), 0) FROM blobs)"
+        " + (SELECT COALESCE(SUM(LENGTH(hash) + LENGTH(value)), 0) FROM items),"
         " (SELECT COALESCE(SUM(LENGTH(blob)), 0) FROM blobs)"
     )
     other, values = conn.execute(q).fetchone()
@@ -109,7 +112,9 @@ def open_saver(
                         f"octet_length(metadata_blob)), 0) FROM {schema}.sg_checkpoints) + "
                         f"(SELECT COALESCE(SUM(octet_length(blob)), 0) FROM "
                         f"{schema}.sg_checkpoint_writes) + (SELECT COALESCE(SUM("
-                        f"octet_length(base)), 0) FROM {schema}.sg_checkpoint_blobs), "
+                        f"octet_length(base)), 0) FROM {schema}.sg_checkpoint_blobs) + "
+                        f"(SELECT COALESCE(SUM(octet_length(hash) + octet_length(value)), 0) "
+                        f"FROM {schema}.sg_checkpoint_items), "
                         f"(SELECT COALESCE(SUM("
                         f"octet_length(blob)), 0) FROM {schema}.sg_checkpoint_blobs)"
                     ).fetchone()

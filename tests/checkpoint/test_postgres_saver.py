@@ -35,6 +35,7 @@ TABLES = {
     "sg_checkpoint_writes",
     "sg_checkpoint_format",
     "sg_checkpoint_thread_ttl",
+    "sg_checkpoint_items",
 }
 
 

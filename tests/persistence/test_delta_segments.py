@@ -76,6 +76,7 @@ def test_a_long_thread_stores_each_message_a_bounded_number_of_times() -> None:
     # every version reads back whole, cold, in order
     cold = InMemorySaver()
     cold.storage, cold.writes, cold.blobs = saver.storage, saver.writes, saver.blobs
+    cold.items = saver.items
     seen = 0
     for t in cold.list(CFG):
         msgs = t.checkpoint["channel_values"].get("messages")
@@ -245,6 +246,7 @@ def test_memory_saver_stores_whole_a_delta_whose_base_was_pruned_meanwhile() -> 
     assert not armed[0]
     cold = InMemorySaver()
     cold.storage, cold.writes, cold.blobs = saver.storage, saver.writes, saver.blobs
+    cold.items = saver.items
     cold._latest = saver._latest
     tuples = list(cold.list(CFG))
     assert tuples

@@ -158,6 +158,7 @@ class Driver:
                 self.saver.writes,
                 self.saver.blobs,
             )
+            cold.items = self.saver.items
             return list(cold.list(None))
         if self.kind in ("sqlite", "aiosqlite"):
             return list(SqliteSaver(self.conn).list(None))
@@ -313,6 +314,7 @@ def test_missing_base_and_unknown_format_raise_clear_errors() -> None:
     assert head is not None
     fresh = InMemorySaver()
     fresh.storage, fresh.writes, fresh.blobs = saver.storage, saver.writes, dict(saver.blobs)
+    fresh.items = saver.items
     fresh._latest = saver._latest
     # drop every non-delta value of the messages channel: the chains lose their base
     for k in [
@@ -327,6 +329,7 @@ def test_missing_base_and_unknown_format_raise_clear_errors() -> None:
 
     future = InMemorySaver()
     future.storage, future.writes, future.blobs = saver.storage, saver.writes, dict(saver.blobs)
+    future.items = saver.items
     future._latest = saver._latest
     key = deltas[-1]
     header = ormsgpack.unpackb(future.blobs[key][1])  # type: ignore[index]

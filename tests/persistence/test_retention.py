@@ -166,6 +166,7 @@ def cold_values(kit: Kit, thread: str) -> list[Any]:
     if kit.kind == "memory":
         cold: Any = InMemorySaver()
         cold.storage, cold.writes, cold.blobs = kit.saver.storage, kit.saver.writes, kit.saver.blobs
+        cold.items = kit.saver.items
     elif kit.kind in ("postgres", "apostgres"):
         import psycopg
 

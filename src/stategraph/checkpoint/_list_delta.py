@@ -297,22 +297,36 @@ class ListDeltaCodec:
     # -- reading -----------------------------------------------------------------
 
     def decode(
-        self, key: Key, version: Any, typed: Typed, fetch: Callable[[Any], Typed | None]
+        self,
+        key: Key,
+        version: Any,
+        typed: Typed,
+        fetch: Callable[[Any], Typed | None],
+        loads: Callable[[Typed], Any] | None = None,
     ) -> Any:
         """Return the value of version ``version`` of ``key`` stored as ``typed``;
-        ``fetch(v)`` returns the stored blob of another version (a delta's base)."""
+        ``fetch(v)`` returns the stored blob of another version (a delta's base);
+        ``loads`` deserializes a stored value or a delta's items (default:
+        ``serde.loads_typed``; the savers pass one that resolves interned items)."""
         entry = self._lookup(key, version)
         if entry is not None:
             return list(entry.items)
+        if loads is None:
+            loads = self.serde.loads_typed
         if typed[0] != DELTA_TYPE:
-            value = self.serde.loads_typed(typed)
+            value = loads(typed)
             if type(value) is list:
                 self._remember(key, version, _Entry(tuple(value), 0, version, 0, len(typed[1])))
             return value
-        return list(self._entry(key, version, typed, fetch).items)
+        return list(self._entry(key, version, typed, fetch, loads).items)
 
     def _entry(
-        self, key: Key, version: Any, typed: Typed, fetch: Callable[[Any], Typed | None]
+        self,
+        key: Key,
+        version: Any,
+        typed: Typed,
+        fetch: Callable[[Any], Typed | None],
+        loads: Callable[[Typed], Any],
     ) -> _Entry:
         # walk down to a cached version or a snapshot, then rebuild upwards
         chain: list[tuple[Any, list[Any]]] = []
@@ -320,7 +334,7 @@ class ListDeltaCodec:
         base_entry: _Entry | None = None
         while True:
             if current[0] != DELTA_TYPE:
-                value = self.serde.loads_typed(current)
+                value = loads(current)
                 if type(value) is not list:
                     raise ValueError(
                         f"Corrupt delta chain for channel '{key[2]}': version "
@@ -352,7 +366,7 @@ class ListDeltaCodec:
                     f"Corrupt delta chain for channel '{key[2]}' at version {v}: its base "
                     f"has {len(old)} items, the delta expects {n_old}."
                 )
-            middle = self.serde.loads_typed((itype, ibytes))
+            middle = loads((itype, ibytes))
             items = (*old[:prefix], *middle, *old[n_old - suffix :])
             entry = _Entry(
                 items, depth, root, acc, entry.root_bytes, _anchors(depth, ref_version, entry)

@@ -19,6 +19,7 @@ from typing import Any, Optional
 from stategraph.checkpoint._compact import pack_checkpoint, unpack_checkpoint
 from stategraph.checkpoint._delta_history import DeltaChannelHistory
 from stategraph.checkpoint._ids import next_string_version
+from stategraph.checkpoint._intern import Interner, Resolver, referenced
 from stategraph.checkpoint._list_delta import DELTA_TYPE, ListDeltaCodec, Pending, delta_base
 from stategraph.checkpoint._retention import (
     PruneStrategy,
@@ -58,6 +59,7 @@ SavedCheckpoint = tuple[Typed, Typed, Optional[str]]
 # (task_id, idx) -> (task_id, channel, value, task_path)
 SavedWrite = tuple[str, str, Typed, str]
 BlobKey = tuple[str, str, str, Any]
+ItemKey = tuple[str, str, bytes]  # thread_id, checkpoint_ns, hash
 
 
 class InMemorySaver(BaseCheckpointSaver[str]):
@@ -71,7 +73,10 @@ class InMemorySaver(BaseCheckpointSaver[str]):
       the channel has a version but no value), written only for the channels in
       ``new_versions``;
     * ``writes[(thread_id, checkpoint_ns, checkpoint_id)][(task_id, idx)] =
-      (task_id, channel, value, task_path)``.
+      (task_id, channel, value, task_path)``;
+    * ``items[(thread_id, checkpoint_ns, hash)] = item``: the large elements of list
+      values, stored once per thread and referred to by hash from the values and
+      writes (see ``_intern``).
 
     Thread-safe (one re-entrant lock). The async methods run inline: there is no I/O.
     Versions are strings (see :meth:`get_next_version`). Leases are in-process
@@ -87,12 +92,15 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         serde: SerializerProtocol | None = None,
         delta_storage: bool = True,
         ttl: TTLConfig | None = None,
+        intern_items: bool = True,
     ) -> None:
         """Create an empty saver; ``serde`` defaults to ``JsonPlusSerializer()``.
 
         ``delta_storage`` (default on) stores a new version of a list value as the
         change from the version stored before it (see the persistence guide);
         ``False`` stores every version whole, as releases before it did.
+        ``intern_items`` (default on) stores each large element of a list value once
+        per thread and refers to it by hash elsewhere; ``False`` stores values whole.
         ``ttl`` (``{"default_ttl": minutes, ...}``) lets :meth:`sweep` delete threads
         not written (or read) for that long.
         """
@@ -108,6 +116,8 @@ class InMemorySaver(BaseCheckpointSaver[str]):
             defaultdict(dict)
         )
         self.blobs: dict[BlobKey, Typed | None] = {}
+        self.items: dict[ItemKey, Typed] = {}
+        self.interner: Interner | None = Interner(self) if intern_items else None
         self._latest: dict[tuple[str, str], str] = {}
         self._lock = threading.RLock()
 
@@ -148,22 +158,26 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         codec = self.delta
         if codec is not None:
             codec.serde = self.serde
+        resolver = self._resolver(thread_id, ns)
         for channel, version in checkpoint["channel_versions"].items():
             blob = self.blobs.get((thread_id, ns, channel, version))
             if blob is None:
                 continue
             if codec is None:
-                values[channel] = loads(blob)
+                values[channel] = resolver.loads(blob, channel)
             else:
 
                 def fetch(v: Any, _c: str = channel) -> Typed | None:
                     return self.blobs.get((thread_id, ns, _c, v))
 
-                values[channel] = codec.decode((thread_id, ns, channel), version, blob, fetch)
+                values[channel] = codec.decode(
+                    (thread_id, ns, channel), version, blob, fetch, resolver.loader(channel)
+                )
         checkpoint["channel_values"] = values
         bucket = self.writes.get((thread_id, ns, checkpoint_id), {})
         pending: list[PendingWrite] = [
-            (task_id, channel, loads(value)) for task_id, channel, value, _ in bucket.values()
+            (task_id, channel, resolver.loads(value, channel))
+            for task_id, channel, value, _ in bucket.values()
         ]
         return CheckpointTuple(
             config=checkpoint_config(thread_id, ns, checkpoint_id),
@@ -174,6 +188,26 @@ class InMemorySaver(BaseCheckpointSaver[str]):
             ),
             pending_writes=pending,
         )
+
+    def _resolver(self, thread_id: str, ns: str) -> Resolver:
+        """A resolver of the interned items of ``(thread_id, ns)`` (lock held)."""
+
+        def fetch(hashes: list[bytes]) -> dict[bytes, Typed]:
+            found: dict[bytes, Typed] = {}
+            for h in hashes:
+                item = self.items.get((thread_id, ns, h))
+                if item is not None:
+                    found[h] = item
+            return found
+
+        return Resolver(self.serde, thread_id, fetch)
+
+    def _dump(self, channel: str, value: Any, items: dict[bytes, Typed]) -> Typed:
+        """Serialize a value or write, interning its large list elements into
+        ``items`` when interning is on."""
+        if self.interner is None:
+            return dump_channel_value(self.serde, channel, value)
+        return self.interner.dump(channel, value, items)
 
     def get_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
         """Return the checkpoint named by ``config`` or the latest of its
@@ -259,6 +293,7 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         body = dict(checkpoint)
         values: dict[str, Any] = body.pop("channel_values")  # type: ignore[assignment]
         blobs: dict[BlobKey, Typed | None] = {}
+        items: dict[bytes, Typed] = {}
         codec = self.delta
         pending: list[Pending] = []
         if codec is not None:
@@ -267,15 +302,15 @@ class InMemorySaver(BaseCheckpointSaver[str]):
             if channel not in values:
                 blobs[(thread_id, ns, channel, version)] = None
             elif codec is None:
-                blobs[(thread_id, ns, channel, version)] = dump_channel_value(
-                    self.serde, channel, values[channel]
+                blobs[(thread_id, ns, channel, version)] = self._dump(
+                    channel, values[channel], items
                 )
             else:
                 typed, entry = codec.encode(
                     (thread_id, ns, channel),
                     version,
                     values[channel],
-                    lambda v, _c=channel: dump_channel_value(self.serde, _c, v),  # type: ignore[misc]
+                    lambda v, _c=channel: self._dump(_c, v, items),  # type: ignore[misc]
                 )
                 blobs[(thread_id, ns, channel, version)] = typed
                 if entry is not None:
@@ -299,9 +334,11 @@ class InMemorySaver(BaseCheckpointSaver[str]):
                 ):
                     # the base is gone (pruned since the delta was made): store whole
                     channel = entry.key[2]
-                    typed = dump_channel_value(self.serde, channel, values[channel])
+                    typed = self._dump(channel, values[channel], items)
                     blobs[(thread_id, ns, channel, entry.version)] = typed
                     pending[i] = ListDeltaCodec.as_snapshot(entry, typed)
+            for h, item in items.items():
+                self.items.setdefault((thread_id, ns, h), item)
             for bkey, stored in blobs.items():
                 if stored is not None and stored[0] == DELTA_TYPE and bkey in self.blobs:
                     continue  # this version is stored already (whole or as a delta)
@@ -332,11 +369,12 @@ class InMemorySaver(BaseCheckpointSaver[str]):
                 "InMemorySaver.put_writes needs config['configurable']['checkpoint_id']: "
                 "the id of the checkpoint the writes belong to."
             )
+        items: dict[bytes, Typed] = {}
         rows = [
             (
                 WRITES_IDX_MAP.get(channel, i),
                 channel,
-                dump_channel_value(self.serde, channel, value),
+                self._dump(channel, value, items),
             )
             for i, (channel, value) in enumerate(writes)
         ]
@@ -347,6 +385,8 @@ class InMemorySaver(BaseCheckpointSaver[str]):
             bucket = self.writes[(thread_id, ns, checkpoint_id)]
             if self.ttl is not None:
                 self._touched[thread_id] = time.time()
+            for h, item in items.items():
+                self.items.setdefault((thread_id, ns, h), item)
             for idx, channel, value in rows:
                 key = (task_id, idx)
                 if idx >= 0 and key in bucket:
@@ -362,6 +402,8 @@ class InMemorySaver(BaseCheckpointSaver[str]):
                 del self.writes[wkey]
             for bkey in [k for k in self.blobs if k[0] == thread_id]:
                 del self.blobs[bkey]
+            for ikey in [k for k in self.items if k[0] == thread_id]:
+                del self.items[ikey]
             for lkey in [k for k in self._latest if k[0] == thread_id]:
                 del self._latest[lkey]
             self._touched.pop(thread_id, None)
@@ -437,6 +479,9 @@ class InMemorySaver(BaseCheckpointSaver[str]):
             for (tid, ns, channel, version), blob in list(self.blobs.items()):
                 if tid == src:
                     self.blobs[(dst, ns, channel, version)] = blob
+            for (tid, ns, h), item in list(self.items.items()):
+                if tid == src:
+                    self.items[(dst, ns, h)] = item
             for (tid, ns), latest in list(self._latest.items()):
                 if tid == src:
                     self._latest[(dst, ns)] = latest
@@ -467,7 +512,10 @@ class InMemorySaver(BaseCheckpointSaver[str]):
                 and (ns, channel, delta_base(blob[1])) not in referenced
             ):
                 # rebase: the delta's base goes, store this version whole
-                self.blobs[bkey] = dump_channel_value(self.serde, channel, value)
+                items: dict[bytes, Typed] = {}
+                self.blobs[bkey] = self._dump(channel, value, items)
+                for h, item in items.items():
+                    self.items.setdefault((tid, ns, h), item)
         by_ns: dict[str, dict[str, SavedCheckpoint]] = self.storage.get(tid) or {}
         for ns, by_id in by_ns.items():
             for cid in [c for c in by_id if (ns, c) not in keep]:
@@ -475,6 +523,7 @@ class InMemorySaver(BaseCheckpointSaver[str]):
                 self.writes.pop((tid, ns, cid), None)
         for bkey in [k for k in self.blobs if k[0] == tid and k[1:] not in referenced]:
             del self.blobs[bkey]
+        self._collect(tid)
         for ns in [ns for ns, by_id in by_ns.items() if not by_id]:
             del by_ns[ns]
             self._latest.pop((tid, ns), None)
@@ -484,6 +533,26 @@ class InMemorySaver(BaseCheckpointSaver[str]):
             self.storage.pop(tid, None)
         if self.delta is not None:
             self.delta.forget(tid)
+
+    def _collect(self, tid: str) -> None:
+        """Delete the items of thread ``tid`` that no remaining value or write refers
+        to (lock held): mark from the remaining rows, sweep."""
+        mine = [k for k in self.items if k[0] == tid]
+        if not mine:
+            return
+        marked: set[tuple[str, bytes]] = set()
+        by_ns: dict[str, list[Typed | None]] = {}
+        for (t, ns, _, _), blob in self.blobs.items():
+            if t == tid:
+                by_ns.setdefault(ns, []).append(blob)
+        for (t, ns, _), bucket in self.writes.items():
+            if t == tid:
+                by_ns.setdefault(ns, []).extend(w[2] for w in bucket.values())
+        for ns, typeds in by_ns.items():
+            marked.update((ns, h) for h in referenced(typeds))
+        for key in mine:
+            if key[1:] not in marked:
+                del self.items[key]
 
     # -- time to live ----------------------------------------------------------------
 

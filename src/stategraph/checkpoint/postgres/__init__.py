@@ -66,6 +66,7 @@ from stategraph.checkpoint.lease_sql import (
 )
 from stategraph.checkpoint.postgres import _sql
 from stategraph.checkpoint.postgres._base import (
+    Extra,
     ListQuery,
     PostgresCore,
     autocommit_error,
@@ -139,6 +140,7 @@ class PostgresSaver(SqlLeases, PostgresCore):
         serde: SerializerProtocol | None = None,
         delta_storage: bool = True,
         ttl: TTLConfig | None = None,
+        intern_items: bool = True,
     ) -> None:
         """Wrap ``conn`` (connection or pool); ``serde`` defaults to ``JsonPlusSerializer()``.
 
@@ -149,7 +151,7 @@ class PostgresSaver(SqlLeases, PostgresCore):
         not written (or read) for that long.
         """
         super().__init__(serde=serde)
-        self._init_delta(delta_storage)
+        self._init_delta(delta_storage, intern_items)
         self.ttl = check_ttl(ttl, type(self).__name__)
         self._sweeper: Sweeper | None = None
         if isinstance(conn, psycopg.Connection):
@@ -248,20 +250,23 @@ class PostgresSaver(SqlLeases, PostgresCore):
             ) from None
 
     def _put_on_bases(
-        self, params: dict[str, Any], check: dict[str, Any], fenced: list[Statement]
+        self, params: dict[str, Any], check: dict[str, Any] | None, fenced: list[Statement]
     ) -> list[Pending]:
-        """Save a checkpoint holding deltas in one transaction: lock the thread's
-        delta bases against retention (shared), check the bases are stored (a delta
-        whose base is gone is stored whole), fence, save. Two round trips."""
+        """Save a checkpoint holding deltas or interned items in one transaction: lock
+        the thread's delta bases and items against retention (shared), check the bases
+        are stored (a delta whose base is gone is stored whole), fence, save. Two round
+        trips (one without deltas)."""
         if not self.is_setup:
             self.setup()
         try:
             with self._connection() as conn, conn.transaction():
                 with conn.cursor(row_factory=tuple_row) as cur:
+                    existing = None
                     with conn.pipeline():
                         cur.execute(_sql.LOCK_BASES_SHARED, {"thread_id": params["thread_id"]})
-                        cur.execute(_sql.EXISTING_BLOBS, check)
-                        existing = cur.fetchall()
+                        if check is not None:
+                            cur.execute(_sql.EXISTING_BLOBS, check)
+                            existing = cur.fetchall()
                     params, done = self.finish_put_params(params, existing)
                     with conn.pipeline():
                         for statement, args in fenced:
@@ -317,13 +322,23 @@ class PostgresSaver(SqlLeases, PostgresCore):
         while True:
             missing = self.missing_bases(rows, extra, use_cache)
             if not missing:
-                return extra
+                return self._items(rows, extra)
             for want in missing:
                 got = self._fetch(_sql.FETCH_CHAIN, want)
                 for version, vtype, blob in got:
                     extra[(want["thread_id"], want["ns"], want["channel"], version)] = (vtype, blob)
                 if not got:
-                    return extra  # decoding reports the missing base
+                    # decoding reports the missing base
+                    return self._items(rows, extra)
+
+    def _items(
+        self, rows: list[tuple[Any, ...]], extra: dict[tuple[str, str, str, str], Any]
+    ) -> Extra:
+        """``extra`` with the interned items ``rows`` and ``extra`` refer to, read in
+        one statement."""
+        wanted = self.item_params(rows, extra)
+        fetched = self._fetch(_sql.FETCH_ITEMS, wanted) if wanted is not None else None
+        return self.with_items(extra, fetched)
 
     def list(
         self,
@@ -364,7 +379,7 @@ class PostgresSaver(SqlLeases, PostgresCore):
             if token is not None
             else []
         )
-        if check is not None:
+        if check is not None or params["item_hashes"]:
             done = self._put_on_bases(params, check, fenced)
         else:
             params, done = self.finish_put_params(params, None)
@@ -392,10 +407,18 @@ class PostgresSaver(SqlLeases, PostgresCore):
         if params is None:
             return
         token = lease_token(config)
-        if token is None:
+        check = (
+            pg_fence_statements(params["thread_id"], token, params["ns"], None)
+            if token is not None
+            else []
+        )
+        if params["item_hashes"]:
+            # new references to items: hold the retention lock (shared) while saving
+            check = [*check, (_sql.LOCK_BASES_SHARED_POS, (params["thread_id"],))]
+            self._execute_fenced(check, _sql.PUT_WRITES, params)
+        elif token is None:
             self._execute(_sql.PUT_WRITES, params)
         else:
-            check = pg_fence_statements(params["thread_id"], token, params["ns"], None)
             self._execute_fenced(check, _sql.PUT_WRITES, params)
         if self.ttl is not None:
             self._execute(_sql.TOUCH, {"thread_id": params["thread_id"], "at": time.time()})

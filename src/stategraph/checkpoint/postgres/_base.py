@@ -13,6 +13,7 @@ from typing import Any
 
 from stategraph.checkpoint._compact import pack_checkpoint, unpack_checkpoint
 from stategraph.checkpoint._ids import next_string_version
+from stategraph.checkpoint._intern import Interner, Resolver, referenced, refs
 from stategraph.checkpoint._list_delta import DELTA_TYPE, ListDeltaCodec, Pending, delta_header
 from stategraph.checkpoint._util import (
     checkpoint_config,
@@ -48,6 +49,19 @@ __all__ = [
 PAGE = 100
 """Rows read per ``list`` statement."""
 _EMPTY = "empty"
+
+ItemKey = tuple[str, str, bytes]
+
+
+class Extra(dict[tuple[str, str, str, str], Any]):
+    """Stored values a page of rows needs besides its own (delta bases), plus the
+    interned items the page refers to (``found``, by ``(thread_id, ns, hash)``)."""
+
+    found: dict[ItemKey, tuple[str, bytes]]
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.found = {}
 
 
 def autocommit_error(owner: str) -> ValueError:
@@ -182,8 +196,54 @@ class PostgresCore(BaseCheckpointSaver[str]):
     delta: ListDeltaCodec | None = None
     """Delta storage of list values (``None``: every value stored whole)."""
 
-    def _init_delta(self, delta_storage: bool) -> None:
+    interner: Interner | None = None
+    """Interning of large list elements (``None``: values stored whole)."""
+
+    def _init_delta(self, delta_storage: bool, intern_items: bool = True) -> None:
         self.delta = ListDeltaCodec(self.serde) if delta_storage else None
+        self.interner = Interner(self) if intern_items else None
+
+    def _dump(self, channel: str, value: Any, items: dict[bytes, tuple[str, bytes]]) -> Any:
+        """Serialize a value or write, interning its large list elements into
+        ``items`` when interning is on."""
+        if self.interner is None:
+            return dump_channel_value(self.serde, channel, value)
+        return self.interner.dump(channel, value, items)
+
+    @staticmethod
+    def item_params(
+        rows: Sequence[Sequence[Any]], extra: Mapping[tuple[str, str, str, str], Any]
+    ) -> dict[str, Any] | None:
+        """Parameters of :data:`~._sql.FETCH_ITEMS` for every item the rows (their
+        values and writes) and ``extra`` refer to, or ``None`` when they refer to none."""
+        wanted: set[ItemKey] = set()
+        for row in rows:
+            tid, ns = row[0], row[1]
+            for vtype, blob in zip(row[9] or (), row[10] or (), strict=True):
+                wanted.update((tid, ns, h) for h in refs((vtype, blob)))
+            for wtype, wblob in zip(row[13] or (), row[14] or (), strict=True):
+                wanted.update((tid, ns, h) for h in refs((wtype, wblob)))
+        for key, typed in extra.items():
+            if typed is not None:
+                wanted.update((key[0], key[1], h) for h in refs(typed))
+        if not wanted:
+            return None
+        keys = sorted(wanted)
+        return {
+            "tids": [k[0] for k in keys],
+            "nss": [k[1] for k in keys],
+            "hashes": [k[2] for k in keys],
+        }
+
+    @staticmethod
+    def with_items(
+        extra: Mapping[tuple[str, str, str, str], Any], fetched: Sequence[Sequence[Any]] | None
+    ) -> Extra:
+        """``extra`` with the items :data:`~._sql.FETCH_ITEMS` returned attached."""
+        out = extra if isinstance(extra, Extra) else Extra(extra)
+        for tid, ns, h, t, v in fetched or ():
+            out.found[(tid, ns, bytes(h))] = (t, bytes(v))
+        return out
 
     def missing_bases(
         self,
@@ -258,10 +318,21 @@ class PostgresCore(BaseCheckpointSaver[str]):
         bversions = row[15] if len(row) > 15 else None
         loads = self.serde.loads_typed
         checkpoint: Checkpoint = unpack_checkpoint(loads((ctype, cbytes)), checkpoint_id)  # type: ignore[assignment]
+        found: Mapping[ItemKey, tuple[str, bytes]] = getattr(extra, "found", None) or {}
+
+        def fetch_items(hashes: list[bytes]) -> dict[bytes, tuple[str, bytes]]:
+            out: dict[bytes, tuple[str, bytes]] = {}
+            for h in hashes:
+                item = found.get((thread_id, ns, h))
+                if item is not None:
+                    out[h] = item
+            return out
+
+        resolver = Resolver(self.serde, thread_id, fetch_items)
         codec = self.delta
         if codec is None or bversions is None:
             checkpoint["channel_values"] = {
-                channel: loads((vtype, blob))
+                channel: resolver.loads((vtype, blob), channel)
                 for channel, vtype, blob in zip(
                     bchannels or (), btypes or (), bblobs or (), strict=True
                 )
@@ -288,11 +359,12 @@ class PostgresCore(BaseCheckpointSaver[str]):
                     version,
                     typed,
                     lambda v, _c=channel: fetch(v, _c),  # type: ignore[misc]
+                    resolver.loader(channel),
                 )
                 for (channel, version), typed in own.items()
             }
         pending: list[PendingWrite] = [
-            (task_id, channel, loads((wtype, blob)))
+            (task_id, channel, resolver.loads((wtype, blob), channel))
             for task_id, channel, wtype, blob in zip(
                 wtasks or (), wchannels or (), wtypes or (), wblobs or (), strict=True
             )
@@ -336,6 +408,7 @@ class PostgresCore(BaseCheckpointSaver[str]):
         blobs: list[bytes | None] = []
         bases: list[str | None] = []
         pending: list[tuple[int, Pending]] = []
+        items: dict[bytes, tuple[str, bytes]] = {}
         codec = self.delta
         if codec is not None:
             codec.serde = self.serde
@@ -349,13 +422,13 @@ class PostgresCore(BaseCheckpointSaver[str]):
                 continue
             base: str | None = None
             if codec is None:
-                vtype, vbytes = dump_channel_value(self.serde, channel, values[channel])
+                vtype, vbytes = self._dump(channel, values[channel], items)
             else:
                 (vtype, vbytes), entry = codec.encode(
                     (thread_id, ns, channel),
                     str(version),
                     values[channel],
-                    lambda v, _c=channel: dump_channel_value(self.serde, _c, v),  # type: ignore[misc]
+                    lambda v, _c=channel: self._dump(_c, v, items),  # type: ignore[misc]
                 )
                 if entry is not None:
                     pending.append((len(types), entry))
@@ -385,6 +458,9 @@ class PostgresCore(BaseCheckpointSaver[str]):
             "types": types,
             "blobs": blobs,
             "bases": bases,
+            "item_hashes": list(items),
+            "item_types": [t for t, _ in items.values()],
+            "item_values": [v for _, v in items.values()],
             "_pending": pending,
             "_values": values,
         }
@@ -414,6 +490,7 @@ class PostgresCore(BaseCheckpointSaver[str]):
         done: list[Pending] = []
         for at, entry in pending:
             if entry.base is not None and (entry.key[2], str(entry.base)) not in found:
+                # stored whole without interning: the items need no new rows
                 channel = entry.key[2]
                 vtype, vbytes = dump_channel_value(self.serde, channel, values[channel])
                 params["types"][at] = vtype
@@ -447,16 +524,45 @@ class PostgresCore(BaseCheckpointSaver[str]):
                         f"Checkpoint data of thread '{tid}' is incomplete: version "
                         f"{want['version']} of channel '{want['channel']}' is missing."
                     )
+        wanted = self.item_params(rows, extra)
+        fetched = (yield (_sql.FETCH_ITEMS, wanted)) if wanted is not None else None
+        extra = self.with_items(extra, fetched)
         tuples = [self.row_to_tuple(row, None, extra) for row in rows]
         keep = choose(tuples)
         if keep is None:
             return False
         deltas = yield (_sql.THREAD_DELTAS, {"thread_id": tid})
-        rebase, drop, refs = self.retain_params(tid, keep, tuples, deltas)
+        rebase, drop, blob_refs = self.retain_params(tid, keep, tuples, deltas)
         for params in rebase:
+            items: dict[bytes, tuple[str, bytes]] = params.pop("_items")
+            if items:
+                yield (
+                    _sql.INSERT_ITEMS,
+                    {
+                        "thread_id": tid,
+                        "ns": params["ns"],
+                        "item_hashes": list(items),
+                        "item_types": [t for t, _ in items.values()],
+                        "item_values": [v for _, v in items.values()],
+                    },
+                )
             yield (_sql.REBASE_BLOB, params)
         yield (_sql.DROP_CHECKPOINTS, drop)
-        yield (_sql.DROP_UNREFERENCED_BLOBS, refs)
+        yield (_sql.DROP_UNREFERENCED_BLOBS, blob_refs)
+        # mark the items the remaining values and writes refer to, sweep the rest
+        remaining = yield (_sql.THREAD_REFERRING, {"thread_id": tid})
+        by_ns: dict[str, list[tuple[str, bytes]]] = {}
+        for ns, vtype, blob in remaining or ():
+            by_ns.setdefault(ns, []).append((vtype, bytes(blob)))
+        marked = sorted((ns, h) for ns, typeds in by_ns.items() for h in referenced(typeds))
+        yield (
+            _sql.DROP_UNREFERENCED_ITEMS,
+            {
+                "thread_id": tid,
+                "nss": [m[0] for m in marked],
+                "hashes": [m[1] for m in marked],
+            },
+        )
         return True
 
     def retain_params(
@@ -468,7 +574,8 @@ class PostgresCore(BaseCheckpointSaver[str]):
     ) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any]]:
         """Statement parameters keeping only checkpoints ``keep`` of thread ``tid``:
         the kept values to store whole (:data:`~._sql.REBASE_BLOB`, for every kept
-        version read from a delta), the checkpoints to drop
+        version read from a delta whose base goes; ``"_items"`` holds the interned
+        items of each, stored first with :data:`~._sql.INSERT_ITEMS`), the checkpoints to drop
         (:data:`~._sql.DROP_CHECKPOINTS`) and the values still referenced
         (:data:`~._sql.DROP_UNREFERENCED_BLOBS`). ``delta_rows`` are the thread's
         values stored as deltas (:data:`~._sql.THREAD_DELTAS`)."""
@@ -498,7 +605,8 @@ class PostgresCore(BaseCheckpointSaver[str]):
             base = bases.get((ns, channel, version))
             if base is not None and (ns, channel, base) not in referenced:
                 # the delta's base goes: store this version whole
-                vtype, vbytes = dump_channel_value(self.serde, channel, value)
+                items: dict[bytes, tuple[str, bytes]] = {}
+                vtype, vbytes = self._dump(channel, value, items)
                 rebase.append(
                     {
                         "thread_id": tid,
@@ -507,6 +615,7 @@ class PostgresCore(BaseCheckpointSaver[str]):
                         "version": version,
                         "type": vtype,
                         "blob": vbytes,
+                        "_items": items,
                     }
                 )
         refs = sorted(referenced)
@@ -541,9 +650,10 @@ class PostgresCore(BaseCheckpointSaver[str]):
                 "checkpoint the writes belong to."
             )
         rows: dict[int, tuple[int, str, str, bytes]] = {}
+        items: dict[bytes, tuple[str, bytes]] = {}
         for i, (channel, value) in enumerate(writes):
             idx = WRITES_IDX_MAP.get(channel, i)
-            wtype, wbytes = dump_channel_value(self.serde, channel, value)
+            wtype, wbytes = self._dump(channel, value, items)
             ord_ = rows[idx][0] if idx in rows else i
             rows[idx] = (ord_, channel, wtype, wbytes)
         if not rows:
@@ -560,6 +670,9 @@ class PostgresCore(BaseCheckpointSaver[str]):
             "channels": [row[1] for _, row in ordered],
             "types": [row[2] for _, row in ordered],
             "blobs": [row[3] for _, row in ordered],
+            "item_hashes": list(items),
+            "item_types": [t for t, _ in items.values()],
+            "item_values": [v for _, v in items.values()],
         }
 
     def get_next_version(self, current: str | int | float | None, channel: None) -> str:

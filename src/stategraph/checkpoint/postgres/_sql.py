@@ -123,9 +123,23 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # (rows written before, whole values) or a base since deleted ends the walk, and
     # decoding always follows the headers.
     ('ALTER TABLE sg_checkpoint_blobs ADD COLUMN IF NOT EXISTS base TEXT COLLATE "C"',),
+    # v8: format 4 interns the large elements of list values (``_intern``): each is
+    # stored once per thread in ``sg_checkpoint_items`` and referred to by its 16-byte
+    # hash from the blobs and writes of type ``sg-interned`` (or deltas whose items are).
+    (
+        """CREATE TABLE IF NOT EXISTS sg_checkpoint_items (
+            thread_id TEXT COLLATE "C" NOT NULL,
+            checkpoint_ns TEXT COLLATE "C" NOT NULL DEFAULT '',
+            hash BYTEA NOT NULL,
+            type TEXT NOT NULL,
+            value BYTEA NOT NULL,
+            PRIMARY KEY (thread_id, checkpoint_ns, hash)
+        )""",
+        "UPDATE sg_checkpoint_format SET version = 4 WHERE name = 'channel_values' AND version < 4",
+    ),
 )
 
-VALUES_FORMAT = 3
+VALUES_FORMAT = 4
 """The newest storage format this release reads and writes (see the SQLite saver's
 ``VALUES_FORMAT`` for what each adds)."""
 CHECK_FORMAT = "SELECT version FROM sg_checkpoint_format WHERE name = 'channel_values'"
@@ -163,6 +177,12 @@ _BASES_KEY = "hashtextextended('sg-delta-bases:' || %(thread_id)s, 0)"
 LOCK_BASES_SHARED = f"SELECT pg_advisory_xact_lock_shared({_BASES_KEY})"
 """Taken by a writer of deltas, in its transaction, before it checks their bases:
 no retention of the thread can delete a base between that check and the commit."""
+LOCK_BASES_SHARED_POS = (
+    "SELECT pg_advisory_xact_lock_shared(hashtextextended('sg-delta-bases:' || %s, 0))"
+)
+""":data:`LOCK_BASES_SHARED` with a positional parameter (the thread id): taken by a
+writer of pending writes that refer to interned items, in its transaction, so no
+retention of the thread can collect an item between its reference and its commit."""
 LOCK_BASES = f"SELECT pg_advisory_lock({_BASES_KEY})"
 """Taken by a retention (prune, delete_for_runs) of the thread *before* its
 transaction starts (so its snapshot sees every delta committed by writers it waited
@@ -179,8 +199,16 @@ MAX_VERSION = "SELECT COALESCE(MAX(v), -1) FROM sg_checkpoint_migrations"
 LOCK_SETUP = "SELECT pg_advisory_xact_lock(%s)"
 INSERT_VERSION = "INSERT INTO sg_checkpoint_migrations (v) VALUES (%s)"
 
-PUT = """
-WITH new_blobs AS (
+_NEW_ITEMS = """new_items AS (
+    INSERT INTO sg_checkpoint_items (thread_id, checkpoint_ns, hash, type, value)
+    SELECT %(thread_id)s, %(ns)s, i.hash, i.type, i.value
+    FROM unnest(%(item_hashes)s::bytea[], %(item_types)s::text[], %(item_values)s::bytea[])
+        AS i(hash, type, value)
+    ON CONFLICT (thread_id, checkpoint_ns, hash) DO NOTHING
+)"""
+
+PUT = f"""
+WITH {_NEW_ITEMS}, new_blobs AS (
     INSERT INTO sg_checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob,
         base)
     SELECT %(thread_id)s, %(ns)s, b.channel, b.version, b.type, b.blob, b.base
@@ -201,10 +229,11 @@ ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
     metadata_blob = excluded.metadata_blob,
     metadata = excluded.metadata
 """
-"""Save a checkpoint: its new channel values (insert-if-absent) and its row (replace)."""
+"""Save a checkpoint: its interned items and new channel values (insert-if-absent) and
+its row (replace)."""
 
-PUT_WRITES = """
-WITH call AS MATERIALIZED (SELECT nextval('sg_checkpoint_writes_seq') AS seq)
+PUT_WRITES = f"""
+WITH call AS MATERIALIZED (SELECT nextval('sg_checkpoint_writes_seq') AS seq), {_NEW_ITEMS}
 INSERT INTO sg_checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx,
     channel, type, blob, task_path, seq, ord)
 SELECT %(thread_id)s, %(ns)s, %(checkpoint_id)s, %(task_id)s, w.idx, w.channel, w.type,
@@ -224,7 +253,8 @@ leaves the stored one alone: the ``WHERE`` makes ``DO UPDATE`` a ``DO NOTHING``.
 
 DELETE_THREAD = """
 WITH gone_writes AS (DELETE FROM sg_checkpoint_writes WHERE thread_id = %(thread_id)s),
-     gone_blobs AS (DELETE FROM sg_checkpoint_blobs WHERE thread_id = %(thread_id)s)
+     gone_blobs AS (DELETE FROM sg_checkpoint_blobs WHERE thread_id = %(thread_id)s),
+     gone_items AS (DELETE FROM sg_checkpoint_items WHERE thread_id = %(thread_id)s)
 DELETE FROM sg_checkpoints WHERE thread_id = %(thread_id)s
 """
 
@@ -295,6 +325,8 @@ WITH expired AS (
     DELETE FROM sg_checkpoint_writes WHERE thread_id IN (SELECT thread_id FROM expired)
 ), gone_blobs AS (
     DELETE FROM sg_checkpoint_blobs WHERE thread_id IN (SELECT thread_id FROM expired)
+), gone_items AS (
+    DELETE FROM sg_checkpoint_items WHERE thread_id IN (SELECT thread_id FROM expired)
 )
 DELETE FROM sg_checkpoints WHERE thread_id IN (SELECT thread_id FROM expired)
 """
@@ -312,6 +344,12 @@ WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(ns)s AND channel = %(chann
     AND version = %(version)s
 """
 """Store a value kept by a prune whole (its delta base may go)."""
+
+INSERT_ITEMS = f"""
+WITH {_NEW_ITEMS}
+SELECT 1
+"""
+"""Store interned items (insert-if-absent): those of a value a prune stores whole."""
 
 DROP_CHECKPOINTS = """
 WITH gone_writes AS (
@@ -346,6 +384,11 @@ copied_writes AS (
         base)
     SELECT %(dst)s, checkpoint_ns, channel, version, type, blob, base FROM sg_checkpoint_blobs
     WHERE thread_id = %(src)s
+), copied_items AS (
+    INSERT INTO sg_checkpoint_items (thread_id, checkpoint_ns, hash, type, value)
+    SELECT %(dst)s, checkpoint_ns, hash, type, value FROM sg_checkpoint_items
+    WHERE thread_id = %(src)s
+    ON CONFLICT (thread_id, checkpoint_ns, hash) DO NOTHING
 )
 INSERT INTO sg_checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
     type, checkpoint, channel_versions, metadata_type, metadata_blob, metadata)
@@ -362,6 +405,32 @@ SELECT checkpoint_ns, channel, version, blob FROM sg_checkpoint_blobs
 WHERE thread_id = %(thread_id)s AND type = 'sg-list-delta'
 """
 """The values of a thread stored as deltas (their headers name their bases)."""
+
+FETCH_ITEMS = """
+SELECT i.thread_id, i.checkpoint_ns, i.hash, i.type, i.value FROM sg_checkpoint_items AS i
+JOIN unnest(%(tids)s::text[], %(nss)s::text[], %(hashes)s::bytea[]) AS w(tid, ns, hash)
+    ON i.thread_id = w.tid AND i.checkpoint_ns = w.ns AND i.hash = w.hash
+"""
+"""The interned items a page of rows refers to: one statement per read."""
+
+THREAD_REFERRING = """
+SELECT checkpoint_ns, type, blob FROM sg_checkpoint_blobs
+WHERE thread_id = %(thread_id)s AND type IN ('sg-interned', 'sg-list-delta')
+UNION ALL
+SELECT checkpoint_ns, type, blob FROM sg_checkpoint_writes
+WHERE thread_id = %(thread_id)s AND type = 'sg-interned'
+"""
+"""The values and writes of a thread that may refer to interned items (the mark of a
+retention's garbage collection, run after its deletes in the same transaction)."""
+
+DROP_UNREFERENCED_ITEMS = """
+DELETE FROM sg_checkpoint_items AS i
+WHERE i.thread_id = %(thread_id)s AND NOT EXISTS (
+    SELECT 1 FROM unnest(%(nss)s::text[], %(hashes)s::bytea[]) AS r(ns, hash)
+    WHERE r.ns = i.checkpoint_ns AND r.hash = i.hash
+)
+"""
+"""Delete the items of a thread no remaining value or write refers to."""
 
 THREAD_PAGE_LIMIT = 1_000_000_000
 """``LIMIT`` used to read a whole thread with ``select_page``."""

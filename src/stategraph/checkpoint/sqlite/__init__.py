@@ -25,6 +25,7 @@ from typing import Any
 
 from stategraph.checkpoint._compact import pack_checkpoint, unpack_checkpoint
 from stategraph.checkpoint._ids import next_string_version
+from stategraph.checkpoint._intern import Interner, Resolver, referenced
 from stategraph.checkpoint._list_delta import (
     DELTA_TYPE,
     ListDeltaCodec,
@@ -96,6 +97,11 @@ _UPSERT_WRITE = (
     "task_path = excluded.task_path"
 )
 _EMPTY = "empty"
+_INSERT_ITEM = (
+    "INSERT OR IGNORE INTO items (thread_id, checkpoint_ns, hash, type, value) "
+    "VALUES (?, ?, ?, ?, ?)"
+)
+_ITEM_CHUNK = 500
 _TOUCH = (
     "INSERT INTO thread_ttl (thread_id, touched_at) VALUES (?, ?) "
     "ON CONFLICT (thread_id) DO UPDATE SET touched_at = excluded.touched_at"
@@ -149,12 +155,16 @@ class SqliteSaver(SqlLeases, BaseCheckpointSaver[str]):
         serde: SerializerProtocol | None = None,
         delta_storage: bool = True,
         ttl: TTLConfig | None = None,
+        intern_items: bool = True,
     ) -> None:
         """Wrap ``conn``; ``serde`` defaults to ``JsonPlusSerializer()``.
 
         ``delta_storage`` (default on) stores a new version of a list value as the
         change from the version stored before it (see the persistence guide);
         ``False`` stores every version whole. Either way every stored format is read.
+        ``intern_items`` (default on) stores each large element of a list value once
+        per thread (table ``items``) and refers to it by hash elsewhere; ``False``
+        stores values whole (interned rows already written still read).
         ``ttl`` (``{"default_ttl": minutes, ...}``) lets :meth:`sweep` delete threads
         not written (or read) for that long.
         """
@@ -162,6 +172,7 @@ class SqliteSaver(SqlLeases, BaseCheckpointSaver[str]):
         self.ttl = check_ttl(ttl, type(self).__name__)
         self._sweeper: Sweeper | None = None
         self.delta: ListDeltaCodec | None = ListDeltaCodec(self.serde) if delta_storage else None
+        self.interner: Interner | None = Interner(self) if intern_items else None
         self.conn = conn
         self.lock = threading.RLock()
         self.is_setup = False
@@ -240,15 +251,28 @@ class SqliteSaver(SqlLeases, BaseCheckpointSaver[str]):
         codec = self.delta
         if codec is not None:
             codec.serde = self.serde
+        resolver = self._resolver(conn, thread_id, ns)
+        found: list[tuple[str, Any, tuple[str, bytes], dict[str, tuple[str, bytes]]]] = []
         for channel, version in checkpoint["channel_versions"].items():
             blob = conn.execute(_SELECT_BLOB, (thread_id, ns, channel, str(version))).fetchone()
             if blob is None or blob[1] is None:
                 continue
-            if codec is None or blob[0] == _EMPTY:
-                values[channel] = loads((blob[0], blob[1]))
-                continue
-
             chain = self._prefetch_chain(conn, thread_id, ns, channel, str(version), blob)
+            resolver.add((blob[0], blob[1]))
+            for typed in chain.values():
+                resolver.add(typed)
+            found.append((channel, version, (blob[0], blob[1]), chain))
+        write_rows = conn.execute(
+            "SELECT task_id, channel, type, value FROM writes WHERE thread_id = ? "
+            "AND checkpoint_ns = ? AND checkpoint_id = ? ORDER BY seq",
+            (thread_id, ns, checkpoint_id),
+        ).fetchall()
+        for _, _, wtype, wvalue in write_rows:
+            resolver.add((wtype, wvalue))
+        for channel, version, blob, chain in found:
+            if codec is None or blob[0] == _EMPTY:
+                values[channel] = resolver.loads(blob, channel)
+                continue
 
             def fetch(
                 v: Any, _c: str = channel, _chain: dict[str, tuple[str, bytes]] = chain
@@ -260,16 +284,12 @@ class SqliteSaver(SqlLeases, BaseCheckpointSaver[str]):
                 return None if row is None or row[1] is None else (row[0], row[1])
 
             values[channel] = codec.decode(
-                (thread_id, ns, channel), str(version), (blob[0], blob[1]), fetch
+                (thread_id, ns, channel), str(version), blob, fetch, resolver.loader(channel)
             )
         checkpoint["channel_values"] = values
         pending: list[PendingWrite] = [
-            (task_id, channel, loads((wtype, value)))
-            for task_id, channel, wtype, value in conn.execute(
-                "SELECT task_id, channel, type, value FROM writes WHERE thread_id = ? "
-                "AND checkpoint_ns = ? AND checkpoint_id = ? ORDER BY seq",
-                (thread_id, ns, checkpoint_id),
-            )
+            (task_id, channel, resolver.loads((wtype, value), channel))
+            for task_id, channel, wtype, value in write_rows
         ]
         return CheckpointTuple(
             config=checkpoint_config(thread_id, ns, checkpoint_id),
@@ -280,6 +300,32 @@ class SqliteSaver(SqlLeases, BaseCheckpointSaver[str]):
             ),
             pending_writes=pending,
         )
+
+    def _resolver(self, conn: sqlite3.Connection, thread_id: str, ns: str) -> Resolver:
+        """A resolver reading the interned items of ``(thread_id, ns)`` through
+        ``conn`` (in the caller's transaction)."""
+
+        def fetch(hashes: list[bytes]) -> dict[bytes, tuple[str, bytes]]:
+            found: dict[bytes, tuple[str, bytes]] = {}
+            for i in range(0, len(hashes), _ITEM_CHUNK):
+                chunk = hashes[i : i + _ITEM_CHUNK]
+                marks = ", ".join("?" * len(chunk))
+                for h, t, v in conn.execute(
+                    "SELECT hash, type, value FROM items WHERE thread_id = ? AND "
+                    f"checkpoint_ns = ? AND hash IN ({marks})",
+                    (thread_id, ns, *chunk),
+                ):
+                    found[bytes(h)] = (t, v)
+            return found
+
+        return Resolver(self.serde, thread_id, fetch)
+
+    def _dump(self, channel: str, value: Any, items: dict[bytes, tuple[str, bytes]]) -> Any:
+        """Serialize a value or write, interning its large list elements into
+        ``items`` when interning is on."""
+        if self.interner is None:
+            return dump_channel_value(self.serde, channel, value)
+        return self.interner.dump(channel, value, items)
 
     def _prefetch_chain(
         self,
@@ -436,6 +482,7 @@ class SqliteSaver(SqlLeases, BaseCheckpointSaver[str]):
         body = dict(checkpoint)
         values: dict[str, Any] = body.pop("channel_values")  # type: ignore[assignment]
         blob_rows: list[tuple[str, str, str, str, str, bytes | None, str | None]] = []
+        items: dict[bytes, tuple[str, bytes]] = {}
         codec = self.delta
         pending: list[tuple[int, Pending]] = []  # (row index, entry to commit)
         if codec is not None:
@@ -446,13 +493,13 @@ class SqliteSaver(SqlLeases, BaseCheckpointSaver[str]):
                 continue
             entry: Pending | None = None
             if codec is None:
-                vtype, vbytes = dump_channel_value(self.serde, channel, values[channel])
+                vtype, vbytes = self._dump(channel, values[channel], items)
             else:
                 (vtype, vbytes), entry = codec.encode(
                     (thread_id, ns, channel),
                     str(version),
                     values[channel],
-                    lambda v, _c=channel: dump_channel_value(self.serde, _c, v),  # type: ignore[misc]
+                    lambda v, _c=channel: self._dump(_c, v, items),  # type: ignore[misc]
                 )
                 if entry is not None:
                     pending.append((len(blob_rows), entry))
@@ -489,9 +536,13 @@ class SqliteSaver(SqlLeases, BaseCheckpointSaver[str]):
                     # this version whole instead
                     at = pending[i][0]
                     channel = entry.key[2]
-                    vtype, vbytes = dump_channel_value(self.serde, channel, values[channel])
+                    vtype, vbytes = self._dump(channel, values[channel], items)
                     blob_rows[at] = (*blob_rows[at][:4], vtype, vbytes, None)
                     pending[i] = (at, ListDeltaCodec.as_snapshot(entry, (vtype, vbytes)))
+            if items:
+                conn.executemany(
+                    _INSERT_ITEM, [(thread_id, ns, h, t, v) for h, (t, v) in items.items()]
+                )
             if blob_rows:
                 conn.executemany(_INSERT_BLOB, blob_rows)
             conn.execute(_INSERT_CHECKPOINT, row)
@@ -518,11 +569,12 @@ class SqliteSaver(SqlLeases, BaseCheckpointSaver[str]):
                 f"{name} needs config['configurable']['checkpoint_id']: the id of the "
                 "checkpoint the writes belong to."
             )
+        items: dict[bytes, tuple[str, bytes]] = {}
         prepared = [
             (
                 WRITES_IDX_MAP.get(channel, i),
                 channel,
-                *dump_channel_value(self.serde, channel, value),
+                *self._dump(channel, value, items),
             )
             for i, (channel, value) in enumerate(writes)
         ]
@@ -542,6 +594,10 @@ class SqliteSaver(SqlLeases, BaseCheckpointSaver[str]):
             for i, (idx, channel, wtype, wbytes) in enumerate(prepared, start=seq0 + 1):
                 row = (thread_id, ns, checkpoint_id, task_id, idx, channel, wtype, wbytes)
                 (special if idx < 0 else regular).append((*row, task_path, i))
+            if items:
+                conn.executemany(
+                    _INSERT_ITEM, [(thread_id, ns, h, t, v) for h, (t, v) in items.items()]
+                )
             if regular:
                 conn.executemany(_INSERT_WRITE, regular)
             if special:
@@ -556,6 +612,7 @@ class SqliteSaver(SqlLeases, BaseCheckpointSaver[str]):
             conn.execute("DELETE FROM checkpoints WHERE thread_id = ?", key)
             conn.execute("DELETE FROM writes WHERE thread_id = ?", key)
             conn.execute("DELETE FROM blobs WHERE thread_id = ?", key)
+            conn.execute("DELETE FROM items WHERE thread_id = ?", key)
             conn.execute("DELETE FROM thread_ttl WHERE thread_id = ?", key)
         if self.delta is not None:
             self.delta.forget(str(thread_id))
@@ -666,6 +723,11 @@ class SqliteSaver(SqlLeases, BaseCheckpointSaver[str]):
                 "WHERE thread_id = ?",
                 (dst, src),
             )
+            conn.execute(
+                "INSERT OR IGNORE INTO items (thread_id, checkpoint_ns, hash, type, value) "
+                "SELECT ?, checkpoint_ns, hash, type, value FROM items WHERE thread_id = ?",
+                (dst, src),
+            )
             if self.ttl is not None:
                 conn.execute(_TOUCH, (dst, time.time()))
 
@@ -699,7 +761,9 @@ class SqliteSaver(SqlLeases, BaseCheckpointSaver[str]):
                 and (ns, channel, str(delta_base(found[1]))) not in referenced
             ):
                 # rebase: the delta's base goes, store this version whole
-                vtype, vbytes = dump_channel_value(self.serde, channel, value)
+                items: dict[bytes, tuple[str, bytes]] = {}
+                vtype, vbytes = self._dump(channel, value, items)
+                conn.executemany(_INSERT_ITEM, [(tid, ns, h, t, v) for h, (t, v) in items.items()])
                 conn.execute(
                     "UPDATE blobs SET type = ?, blob = ?, base = NULL WHERE thread_id = ? AND "
                     "checkpoint_ns = ? AND channel = ? AND version = ?",
@@ -725,6 +789,35 @@ class SqliteSaver(SqlLeases, BaseCheckpointSaver[str]):
             "DELETE FROM blobs WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ? "
             "AND version = ?",
             gone,
+        )
+        self._collect(conn, tid)
+
+    @staticmethod
+    def _collect(conn: sqlite3.Connection, tid: str) -> None:
+        """Delete the items of thread ``tid`` no remaining value or write refers to
+        (inside the caller's write transaction): mark from the remaining rows, sweep."""
+        if (
+            conn.execute("SELECT 1 FROM items WHERE thread_id = ? LIMIT 1", (tid,)).fetchone()
+            is None
+        ):
+            return
+        by_ns: dict[str, list[tuple[str, bytes]]] = {}
+        for ns, t, b in conn.execute(
+            "SELECT checkpoint_ns, type, blob FROM blobs WHERE thread_id = ? AND blob IS NOT NULL "
+            "UNION ALL SELECT checkpoint_ns, type, value FROM writes WHERE thread_id = ?",
+            (tid, tid),
+        ):
+            by_ns.setdefault(ns, []).append((t, b))
+        marked = {(ns, h) for ns, typeds in by_ns.items() for h in referenced(typeds)}
+        gone = [
+            (tid, ns, h)
+            for ns, h in conn.execute(
+                "SELECT checkpoint_ns, hash FROM items WHERE thread_id = ?", (tid,)
+            ).fetchall()
+            if (ns, bytes(h)) not in marked
+        ]
+        conn.executemany(
+            "DELETE FROM items WHERE thread_id = ? AND checkpoint_ns = ? AND hash = ?", gone
         )
 
     # -- time to live and space ------------------------------------------------------
@@ -755,7 +848,7 @@ class SqliteSaver(SqlLeases, BaseCheckpointSaver[str]):
                 ).fetchone()
                 if row is None or row[0] >= cutoff:
                     continue
-                for table in ("checkpoints", "writes", "blobs", "thread_ttl"):
+                for table in ("checkpoints", "writes", "blobs", "items", "thread_ttl"):
                     conn.execute(f"DELETE FROM {table} WHERE thread_id = ?", (tid,))
             if self.delta is not None:
                 self.delta.forget(tid)

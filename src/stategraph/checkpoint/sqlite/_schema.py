@@ -91,13 +91,28 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # before, whole values) or a base since deleted just ends the statement's walk,
     # and decoding always follows the headers.
     ("ALTER TABLE blobs ADD COLUMN base TEXT",),
+    # v8: format 4 interns the large elements of list values (``_intern``): each is
+    # stored once per thread in ``items`` and referred to by its 16-byte hash from the
+    # blobs and writes of type ``sg-interned`` (or deltas whose items are).
+    (
+        """CREATE TABLE IF NOT EXISTS items (
+            thread_id TEXT NOT NULL,
+            checkpoint_ns TEXT NOT NULL DEFAULT '',
+            hash BLOB NOT NULL,
+            type TEXT NOT NULL,
+            value BLOB NOT NULL,
+            PRIMARY KEY (thread_id, checkpoint_ns, hash)
+        ) WITHOUT ROWID""",
+        "UPDATE storage_format SET version = 4 WHERE name = 'channel_values' AND version < 4",
+    ),
 )
 
-VALUES_FORMAT = 3
+VALUES_FORMAT = 4
 """The newest storage format this release reads and writes: 1 = every value stored
 whole (releases before delta storage); 2 = list values may be stored as deltas;
-3 = checkpoint bodies packed (``_compact``) and delta headers in delta format 2. Each
-stored body and blob says which form it has, so a database holds all three."""
+3 = checkpoint bodies packed (``_compact``) and delta headers in delta format 2;
+4 = large list elements interned in the ``items`` table. Each stored body, blob and
+write says which form it has, so a database holds all four."""
 
 
 def configure(conn: sqlite3.Connection) -> None:

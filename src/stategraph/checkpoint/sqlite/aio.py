@@ -65,10 +65,13 @@ class AsyncSqliteSaver(BaseCheckpointSaver[str]):
         serde: SerializerProtocol | None = None,
         delta_storage: bool = True,
         ttl: TTLConfig | None = None,
+        intern_items: bool = True,
     ) -> None:
         """Wrap ``conn``; ``serde`` defaults to ``JsonPlusSerializer()``;
-        ``delta_storage`` and ``ttl`` as for ``SqliteSaver``."""
-        self.core = SqliteSaver(conn, serde=serde, delta_storage=delta_storage, ttl=ttl)
+        ``delta_storage``, ``ttl`` and ``intern_items`` as for ``SqliteSaver``."""
+        self.core = SqliteSaver(
+            conn, serde=serde, delta_storage=delta_storage, ttl=ttl, intern_items=intern_items
+        )
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stategraph-sqlite")
 
     @property
