@@ -549,3 +549,56 @@ def test_sweep_keeps_a_thread_touched_since(tmp_path: Path) -> None:
         assert len(store.item_keys()) == n
     finally:
         store.close()
+
+
+def test_a_long_list_of_small_elements_is_stored_whole() -> None:
+    """A long list of numbers or short strings is not examined element by element: it
+    is stored in serde's own whole encoding; a long list of large messages is
+    interned, and a mixed chat list keeps its small messages inline."""
+    from stategraph.checkpoint._intern import SHORT_LIST, Interner
+
+    saver = InMemorySaver()
+    interner = Interner(saver)
+    numbers = list(range(5000))
+    items: dict[bytes, Any] = {}
+    assert interner.dump("counts", numbers, items) == saver.serde.dumps_typed(numbers)
+    assert items == {}
+    words = [f"w{i}" for i in range(SHORT_LIST + 1)]
+    assert interner.dump("words", words, items) == saver.serde.dumps_typed(words)
+    big = [HumanMessage(TEXT, id=f"b{i}") for i in range(SHORT_LIST + 1)]
+    typed = interner.dump("messages", big, items)
+    assert typed[0] == INTERNED_TYPE and len(items) == SHORT_LIST + 1
+    mixed = [HumanMessage("ok", id="s0"), *big]
+    items2: dict[bytes, Any] = {}
+    typed = interner.dump("messages", mixed, items2)
+    assert typed[0] == INTERNED_TYPE and set(items2) == set(items)
+    # the __start__ map: a long list of small values inside it is stored whole too
+    start = {"counts": numbers, "messages": big[:2]}
+    items3: dict[bytes, Any] = {}
+    assert interner.dump("__start__", start, items3)[0] == INTERNED_TYPE
+    assert len(items3) == 2
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        [1, 0, 5],  # elements not a list
+        [1, 1, [["k", 1]]],  # a dict entry with two fields
+        [1, 1, [[1, 0, ["msgpack"]]]],  # an inline element with no bytes
+        [1, 0, [[]]],  # an empty inline element
+    ],
+)
+def test_a_malformed_interned_value_is_a_deserialization_error(payload: list[Any]) -> None:
+    import ormsgpack
+
+    from stategraph.checkpoint._intern import Resolver, refs
+
+    saver = InMemorySaver()
+    typed = (INTERNED_TYPE, ormsgpack.packb(payload))
+    resolver = Resolver(saver.serde, "t", lambda hashes: {})
+    with pytest.raises(DeserializationError, match="Thread 't', channel 'c'"):
+        resolver.loads(typed, "c")
+    try:
+        list(refs(typed))
+    except DeserializationError:
+        pass  # refusing is fine; any other exception type is not

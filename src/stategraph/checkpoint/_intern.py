@@ -62,6 +62,10 @@ DICT = 1
 THRESHOLD = 128
 """Elements whose serialized bytes reach this size are interned; smaller ones stay
 inline (a reference costs 18 bytes)."""
+SHORT_LIST = 16
+"""Lists up to this length are always examined element by element. A longer list is
+serialized whole first: when its elements average under ``THRESHOLD / 8`` bytes (a
+list of numbers or short strings) it is stored whole, without per-element work."""
 
 Typed = tuple[str, bytes]
 
@@ -88,6 +92,16 @@ class Interner:
         self._owner = owner
         self.threshold = threshold
 
+    def _mostly_small(self, channel: str, value: list[Any]) -> Typed | None:
+        """``value``'s whole encoding when it is a long list of small elements (stored
+        whole, not examined element by element), else ``None``."""
+        if len(value) <= SHORT_LIST:
+            return None
+        whole = dump_channel_value(self._owner.serde, channel, value)
+        if len(whole[1]) * 8 < len(value) * self.threshold:
+            return whole
+        return None
+
     def _elements(
         self, channel: str, value: list[Any], items: dict[bytes, Typed]
     ) -> tuple[list[Any], bool]:
@@ -111,6 +125,9 @@ class Interner:
         one transaction. A value with nothing to intern is ``serde``'s own encoding."""
         tp = type(value)
         if tp is list and value:
+            whole = self._mostly_small(channel, value)
+            if whole is not None:
+                return whole
             found: dict[bytes, Typed] = {}
             elements, interned = self._elements(channel, value, found)
             if interned:
@@ -124,7 +141,7 @@ class Interner:
                 entries: list[Any] = []
                 any_interned = False
                 for key, entry in value.items():
-                    if type(entry) is list:
+                    if type(entry) is list and self._mostly_small(channel, entry) is None:
                         elements, interned = self._elements(channel, entry, found)
                         any_interned = any_interned or interned
                         entries.append([key, 1, elements])
@@ -161,14 +178,19 @@ def refs(typed: Typed | None) -> Iterable[bytes]:
     if typed is None or typed[1] is None:
         return ()
     kind = typed[0]
-    if kind == INTERNED_TYPE:
-        return _refs_of(_check(typed[1]))
-    if kind == DELTA_TYPE:
-        import ormsgpack
+    try:
+        if kind == INTERNED_TYPE:
+            return _refs_of(_check(typed[1]))
+        if kind == DELTA_TYPE:
+            import ormsgpack
 
-        header = ormsgpack.unpackb(typed[1])
-        if len(header) >= 10 and header[8] == INTERNED_TYPE:
-            return _refs_of(_check(header[9]))
+            header = ormsgpack.unpackb(typed[1])
+            if type(header) is list and len(header) >= 10 and header[8] == INTERNED_TYPE:
+                return _refs_of(_check(header[9]))
+    except DeserializationError:
+        raise
+    except (ValueError, TypeError, IndexError, KeyError) as exc:
+        raise DeserializationError(f"A stored value is malformed ({exc!r}).") from exc
     return ()
 
 
@@ -255,10 +277,20 @@ class Resolver:
             return self.serde.loads_typed(typed)
         try:
             data = _check(typed[1])
+            return self._decode(data, channel)
         except DeserializationError as exc:
+            if str(exc).startswith("Thread '"):
+                raise
             raise DeserializationError(
                 f"Thread '{self.thread_id}', channel '{channel}': {exc}"
             ) from exc
+        except (ValueError, TypeError, IndexError, KeyError) as exc:
+            raise DeserializationError(
+                f"Thread '{self.thread_id}', channel '{channel}': a stored interned value "
+                f"is malformed ({exc!r})."
+            ) from exc
+
+    def _decode(self, data: list[Any], channel: str) -> Any:
         if data[1] == LIST:
             return self._elements(data[2], channel)
         if data[1] == DICT:
