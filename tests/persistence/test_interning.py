@@ -602,3 +602,35 @@ def test_a_malformed_interned_value_is_a_deserialization_error(payload: list[Any
         list(refs(typed))
     except DeserializationError:
         pass  # refusing is fine; any other exception type is not
+
+
+def test_an_object_held_several_times_is_serialized_once() -> None:
+    """A list holding the same object many times (a state that appends a reference it
+    already holds) costs one serialization of that object, and stores one item."""
+    saver = InMemorySaver()
+    calls: list[Any] = []
+    inner = saver.serde
+
+    class Counting:
+        def dumps_typed(self, obj: Any) -> Any:
+            calls.append(obj)
+            return inner.dumps_typed(obj)
+
+        def loads_typed(self, data: Any) -> Any:
+            return inner.loads_typed(data)
+
+    saver.serde = Counting()  # type: ignore[assignment]
+    from stategraph.checkpoint._intern import Interner
+
+    payload = {"text": TEXT, "n": list(range(20))}
+    value = [payload] * 300 + [dict(payload)]
+    items: dict[bytes, Any] = {}
+    typed = Interner(saver).dump("docs", value, items)
+    assert typed[0] == INTERNED_TYPE
+    assert len(items) == 1  # equal content, one item
+    assert len([c for c in calls if c is payload]) == 1
+    assert len(calls) == 2  # the shared object once, its equal copy once
+    from stategraph.checkpoint._intern import Resolver
+
+    resolver = Resolver(inner, "t", lambda hashes: {h: items[h] for h in hashes})
+    assert resolver.loads(typed, "docs") == value

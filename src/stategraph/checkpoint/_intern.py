@@ -63,9 +63,12 @@ THRESHOLD = 128
 """Elements whose serialized bytes reach this size are interned; smaller ones stay
 inline (a reference costs 18 bytes)."""
 SHORT_LIST = 16
-"""Lists up to this length are always examined element by element. A longer list is
-serialized whole first: when its elements average under ``THRESHOLD / 8`` bytes (a
-list of numbers or short strings) it is stored whole, without per-element work."""
+"""Lists up to this length are always examined element by element. In a longer list
+:data:`SAMPLES` evenly spaced elements are serialized first: when they average under
+``THRESHOLD / 8`` bytes (a list of numbers or short strings) the list is stored whole,
+without per-element work."""
+SAMPLES = 8
+"""Elements sampled to judge a long list (see :data:`SHORT_LIST`)."""
 
 Typed = tuple[str, bytes]
 
@@ -92,26 +95,48 @@ class Interner:
         self._owner = owner
         self.threshold = threshold
 
-    def _mostly_small(self, channel: str, value: list[Any]) -> Typed | None:
-        """``value``'s whole encoding when it is a long list of small elements (stored
-        whole, not examined element by element), else ``None``."""
-        if len(value) <= SHORT_LIST:
-            return None
-        whole = dump_channel_value(self._owner.serde, channel, value)
-        if len(whole[1]) * 8 < len(value) * self.threshold:
-            return whole
-        return None
+    def _element(
+        self, channel: str, element: Any, memo: dict[int, tuple[Typed, bytes | None]]
+    ) -> tuple[Typed, bytes | None]:
+        """``element`` serialized, and its hash when it is large enough to intern.
+
+        ``memo`` (one per :meth:`dump` call, keyed by ``id``: every element is alive in
+        the value being dumped) serializes an object that the value holds several
+        times only once."""
+        found = memo.get(id(element))
+        if found is None:
+            typed = dump_channel_value(self._owner.serde, channel, element)
+            found = (typed, item_hash(typed) if len(typed[1]) >= self.threshold else None)
+            memo[id(element)] = found
+        return found
+
+    def _mostly_small(
+        self, channel: str, value: list[Any], memo: dict[int, tuple[Typed, bytes | None]]
+    ) -> bool:
+        """Whether ``value`` is a long list of small elements (numbers, short strings),
+        judged from a few samples: such a list is stored whole, with no work per
+        element."""
+        n = len(value)
+        if n <= SHORT_LIST:
+            return False
+        stride = n // SAMPLES
+        size = sum(
+            len(self._element(channel, value[i * stride], memo)[0][1]) for i in range(SAMPLES)
+        )
+        return size * 8 < SAMPLES * self.threshold
 
     def _elements(
-        self, channel: str, value: list[Any], items: dict[bytes, Typed]
+        self,
+        channel: str,
+        value: list[Any],
+        items: dict[bytes, Typed],
+        memo: dict[int, tuple[Typed, bytes | None]],
     ) -> tuple[list[Any], bool]:
-        serde = self._owner.serde
         out: list[Any] = []
         interned = False
         for element in value:
-            typed = dump_channel_value(serde, channel, element)
-            if len(typed[1]) >= self.threshold:
-                key = item_hash(typed)
+            typed, key = self._element(channel, element, memo)
+            if key is not None:
                 items[key] = typed
                 out.append(key)
                 interned = True
@@ -124,25 +149,24 @@ class Interner:
         added to ``items`` (hash -> typed), which the caller stores with the value in
         one transaction. A value with nothing to intern is ``serde``'s own encoding."""
         tp = type(value)
+        memo: dict[int, tuple[Typed, bytes | None]] = {}
         if tp is list and value:
-            whole = self._mostly_small(channel, value)
-            if whole is not None:
-                return whole
-            found: dict[bytes, Typed] = {}
-            elements, interned = self._elements(channel, value, found)
-            if interned:
-                items.update(found)
-                import ormsgpack
+            if not self._mostly_small(channel, value, memo):
+                found: dict[bytes, Typed] = {}
+                elements, interned = self._elements(channel, value, found, memo)
+                if interned:
+                    items.update(found)
+                    import ormsgpack
 
-                return INTERNED_TYPE, ormsgpack.packb([FORMAT, LIST, elements])
+                    return INTERNED_TYPE, ormsgpack.packb([FORMAT, LIST, elements])
         elif tp is dict and value and all(type(k) is str for k in value):
             if any(type(v) is list and v for v in value.values()):
                 found = {}
                 entries: list[Any] = []
                 any_interned = False
                 for key, entry in value.items():
-                    if type(entry) is list and self._mostly_small(channel, entry) is None:
-                        elements, interned = self._elements(channel, entry, found)
+                    if type(entry) is list and not self._mostly_small(channel, entry, memo):
+                        elements, interned = self._elements(channel, entry, found, memo)
                         any_interned = any_interned or interned
                         entries.append([key, 1, elements])
                     else:
