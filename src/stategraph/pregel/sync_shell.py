@@ -40,6 +40,10 @@ if TYPE_CHECKING:
 __all__ = ["drive_sync", "run_task_sync"]
 
 _DONE = object()
+_PROBE = 1.0
+"""Seconds between checks, while a step's tasks run, that they are still progressing."""
+_LOST_AFTER = 3
+"""Checks in a row with submitted tasks and none of them started: the tasks are lost."""
 _LIVE_MODES = frozenset({"messages", "custom"})
 """Modes whose chunks a node produces while it runs: its task then runs on a worker
 thread (even alone in its step) so the caller receives them as they come."""
@@ -164,6 +168,13 @@ class _Saver:
             raise error
 
     def close(self) -> None:
+        if self.thread is not None and threading.current_thread() is self.thread:
+            # finalized on the saver's own thread (by the garbage collector): it cannot
+            # wait for itself; it stops once the calls queued before this one are done
+            assert self.queue is not None
+            self.queue.put(None)
+            self.thread = None
+            return
         try:
             self.flush()
         finally:
@@ -255,7 +266,8 @@ def _drive_sync(loop: Loop, chunks: queue.SimpleQueue[Any] | None, guard: Any) -
         try:
             saver.close()
         finally:
-            # running siblings finish (and are recorded) before the run ends
+            # running siblings finish before the run ends (unless the garbage
+            # collector closes the run: see step_pool)
             pool.close()
 
 
@@ -279,13 +291,18 @@ def _unwind(gen: Any, exc: BaseException, loop: Loop, saver: _Saver) -> None:
         raise exc from None
 
 
+def _is_done_note(item: Any) -> bool:
+    """Whether ``item`` on the chunk queue is a finished future's note, not a chunk."""
+    return type(item) is tuple and len(item) == 2 and item[0] is _DONE
+
+
 def _drain(chunks: queue.SimpleQueue[Any]) -> Iterator[Any]:
     while True:
         try:
             item = chunks.get_nowait()
         except queue.Empty:
             return
-        if item is not _DONE:
+        if not _is_done_note(item):
             yield item
 
 
@@ -361,19 +378,31 @@ def _execute(
         while pending_tasks and len(futures) < limit:
             submit(pending_tasks.pop(0))
         deadline = time.monotonic() + step_timeout if step_timeout else None
+        stalled = 0
         while futures:
             try:
-                wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+                wait = (
+                    _PROBE
+                    if deadline is None
+                    else min(_PROBE, max(0.0, deadline - time.monotonic()))
+                )
                 item = done_q.get(timeout=wait)
             except queue.Empty:
-                # threads cannot be stopped: leave them, do not wait for them
-                pool.abandon()
-                names = ", ".join(sorted(t.name for t in futures.values()))
-                raise TimeoutError(
-                    f"Step {loop.step} did not finish within step_timeout={step_timeout}s "
-                    f"(still running: {names})."
-                ) from None
-            if not (isinstance(item, tuple) and len(item) == 2 and item[0] is _DONE):
+                if deadline is not None and time.monotonic() >= deadline:
+                    # threads cannot be stopped: leave them, do not wait for them
+                    pool.abandon()
+                    names = ", ".join(sorted(t.name for t in futures.values()))
+                    raise TimeoutError(
+                        f"Step {loop.step} did not finish within step_timeout={step_timeout}s "
+                        f"(still running: {names})."
+                    ) from None
+                stalled = stalled + 1 if _none_running(futures) else 0
+                if stalled >= _LOST_AFTER:
+                    pool.abandon()
+                    raise _lost_tasks_error(loop, futures) from None
+                continue
+            stalled = 0
+            if not _is_done_note(item):
                 yield item
                 continue
             fut = item[1]
@@ -396,3 +425,19 @@ def _execute(
         entries = cache_entries(tasks)
         if entries:
             cache.set(entries)
+
+
+def _none_running(futures: dict[Future[Any], Task]) -> bool:
+    """Whether tasks were submitted and none of them is running or has ended."""
+    return not any(f.running() or f.done() for f in futures)
+
+
+def _lost_tasks_error(loop: Loop, futures: dict[Future[Any], Task]) -> RuntimeError:
+    """The error for submitted tasks that no pool thread picked up."""
+    names = ", ".join(sorted(f"'{t.name}' (task {t.id})" for t in futures.values()))
+    return RuntimeError(
+        f"Run {loop.run.run_id}: step {loop.step}: the task(s) {names} were submitted to "
+        f"the run's thread pool but no thread started them within {_PROBE * _LOST_AFTER:g}s "
+        "(the pool has no working thread). The run stopped instead of waiting for ever; "
+        "its last checkpoint is intact: resume it, and report this as a stategraph bug."
+    )
