@@ -187,3 +187,60 @@ def test_drain_passes_chunks_and_skips_finished_future_notes() -> None:
     q.put(note)
     q.put(("values", {"x": 1}))
     assert list(sync_shell._drain(q)) == [("updates", {"a": 1}), ("values", {"x": 1})]
+
+
+FORK_CHILD_FINALIZES = textwrap.dedent(
+    """
+    import gc, os, sys, threading
+    from typing_extensions import TypedDict
+    from stategraph.checkpoint.memory import InMemorySaver
+    from stategraph.graph import END, START, StateGraph
+
+    class S(TypedDict):
+        x: int
+
+    gate = threading.Event()
+
+    class SlowSaver(InMemorySaver):
+        def put(self, *args, **kwargs):
+            gate.wait(30)  # a write still in flight on the run's saver thread
+            return super().put(*args, **kwargs)
+
+    b = StateGraph(S)
+    b.add_node("a", lambda s: {"x": s["x"] + 1})
+    b.add_node("b", lambda s: {"x": s["x"] + 1})
+    b.add_edge(START, "a")
+    b.add_edge("a", "b")
+    b.add_edge("b", END)
+    graph = b.compile(checkpointer=SlowSaver())
+
+    gc.disable()
+    stream = graph.stream({"x": 0}, {"configurable": {"thread_id": "t"}}, durability="async")
+    next(stream)
+    cycle = [stream, None]
+    cycle[1] = cycle
+    del stream, cycle
+    pid = os.fork()
+    if pid == 0:
+        # the child inherits the abandoned run and its queued write, not its threads
+        gc.collect()
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    gate.set()
+    gc.enable()
+    gc.collect()
+    print("child", os.waitstatus_to_exitcode(status))
+    """
+)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
+def test_a_forked_child_finalizing_an_inherited_run_does_not_wait_for_its_writes() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", FORK_CHILD_FINALIZES],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "child 0"

@@ -9,6 +9,7 @@ stream chunks as they are produced.
 from __future__ import annotations
 
 import contextvars
+import os
 import queue
 import threading
 import time
@@ -122,6 +123,7 @@ class _Saver:
         self.pending = 0
         self.error: BaseException | None = None
         self.cond = threading.Condition()
+        self.pid = os.getpid()
 
     def _work(self) -> None:
         assert self.queue is not None
@@ -149,6 +151,7 @@ class _Saver:
             self.flush()
             return getattr(self.saver, name)(*args)
         if self.thread is None:
+            self.pid = os.getpid()
             self.queue = queue.SimpleQueue()
             self.thread = threading.Thread(target=self._work, name="stategraph-saver", daemon=True)
             self.thread.start()
@@ -158,7 +161,19 @@ class _Saver:
         self.queue.put((name, args))
         return None
 
+    def _forked(self) -> bool:
+        """Whether this is a copy in a forked child: the worker thread, and the calls
+        queued for it, belong to the parent process (which performs them); the copy
+        must neither wait for them nor touch a lock the parent's thread may hold."""
+        if self.thread is not None and os.getpid() != self.pid:
+            self.thread = None
+            self.queue = None
+            return True
+        return False
+
     def flush(self) -> None:
+        if self._forked():
+            return
         if self.thread is not None:
             with self.cond:
                 while self.pending:
@@ -168,6 +183,8 @@ class _Saver:
             raise error
 
     def close(self) -> None:
+        if self._forked():
+            return
         if self.thread is not None and threading.current_thread() is self.thread:
             # finalized on the saver's own thread (by the garbage collector): it cannot
             # wait for itself; it stops once the calls queued before this one are done
