@@ -353,8 +353,12 @@ def main(argv: list[str] | None = None) -> int:
         _worker_main(args.worker, args.seconds, args.probe_timeout)
         return 0
     import subprocess
+    import tempfile
 
     seed = args.seed if args.seed is not None else random.randrange(10**6)
+    # each worker's stderr goes to a file: a pipe nobody reads while the harness waits
+    # for another worker would fill up and block the writer
+    logs = [tempfile.TemporaryFile(mode="w+") for _ in range(args.processes)]
     procs = [
         subprocess.Popen(
             [
@@ -368,7 +372,7 @@ def main(argv: list[str] | None = None) -> int:
                 str(args.probe_timeout),
             ],
             stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            stderr=logs[i],
             text=True,
         )
         for i in range(args.processes)
@@ -376,7 +380,10 @@ def main(argv: list[str] | None = None) -> int:
     total: Counter[str] = Counter()
     failed = 0
     for i, proc in enumerate(procs):
-        out, err = proc.communicate(timeout=args.seconds + 10 * args.probe_timeout + 60)
+        out, _ = proc.communicate(timeout=args.seconds + 10 * args.probe_timeout + 60)
+        logs[i].seek(0)
+        err = logs[i].read()
+        logs[i].close()
         if proc.returncode != 0:
             failed += 1
             kind = "hang" if "Timeout (" in err else "failure"
