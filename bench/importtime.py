@@ -4,7 +4,10 @@
 
 Net time: the wall time of ``python -c "import LIB.pregel, LIB.graph"`` minus that of
 ``python -c pass``, run alternately ``repeat`` times each in fresh processes (median,
-and the difference of the minima, steadier on a loaded machine). Also ``-X importtime``:
+and the difference of the minima); and the same difference in CPU time of the child
+(user + system, ``RUSAGE_CHILDREN``), which a loaded machine inflates far less than
+wall time (wall figures on a machine with more runnable processes than cores are
+mostly waiting). Also ``-X importtime``:
 the cumulative microseconds of the top-level ``LIB`` imports, and the modules with the
 largest self time (where an import-time change pays), and how many modules the import
 loads. Issue 23's goal 5: at most 60 ms net for stategraph.
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import statistics
 import subprocess
 import sys
@@ -29,10 +33,16 @@ def statement(lib: str) -> str:
     return f"import {lib}.pregel, {lib}.graph"
 
 
-def _wall(cmd: list[str]) -> float:
-    start = time.perf_counter()
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _run(cmd: list[str]) -> tuple[float, float]:
+    """(wall, CPU) seconds of one child process running ``cmd``."""
+    c0, start = _children_cpu(), time.perf_counter()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - start
+    return time.perf_counter() - start, _children_cpu() - c0
 
 
 def parse_importtime(stderr: str, lib: str) -> tuple[int, list[tuple[str, int, int]]]:
@@ -63,11 +73,15 @@ def measure(lib: str, python: str = sys.executable, repeat: int = 15) -> dict[st
     """Net wall time, ``-X importtime`` figures and module count of the import."""
     stmt = statement(lib)
     bare_cmd, imp_cmd = [python, "-c", "pass"], [python, "-c", stmt]
-    _wall(imp_cmd)  # write .pyc files, warm the file cache
-    bare, full = [], []
+    _run(imp_cmd)  # write .pyc files, warm the file cache
+    bare, full, bare_cpu, full_cpu = [], [], [], []
     for _ in range(repeat):
-        bare.append(_wall(bare_cmd))
-        full.append(_wall(imp_cmd))
+        wall, cpu = _run(bare_cmd)
+        bare.append(wall)
+        bare_cpu.append(cpu)
+        wall, cpu = _run(imp_cmd)
+        full.append(wall)
+        full_cpu.append(cpu)
     cumulative, top = [], []
     for _ in range(max(3, repeat // 3)):
         proc = subprocess.run(
@@ -92,6 +106,7 @@ def measure(lib: str, python: str = sys.executable, repeat: int = 15) -> dict[st
         "repeat": repeat,
         "net_median_ms": (statistics.median(full) - statistics.median(bare)) * 1e3,
         "net_min_ms": (min(full) - min(bare)) * 1e3,
+        "net_cpu_median_ms": (statistics.median(full_cpu) - statistics.median(bare_cpu)) * 1e3,
         "startup_median_ms": statistics.median(bare) * 1e3,
         "importtime_cumulative_ms": statistics.median(cumulative) / 1e3,
         "modules": int(count.stdout.strip()),
@@ -108,7 +123,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     result = measure(args.lib, repeat=args.repeat)
     print(
-        f"{result['statement']}: net {result['net_median_ms']:.1f} ms median "
+        f"{result['statement']}: net {result['net_median_ms']:.1f} ms median wall, "
+        f"{result['net_cpu_median_ms']:.1f} ms CPU "
         f"({result['net_min_ms']:.1f} ms between minima), -X importtime "
         f"{result['importtime_cumulative_ms']:.1f} ms, {result['modules']} modules"
     )

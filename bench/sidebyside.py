@@ -203,13 +203,14 @@ def storage_table(ours: dict[str, Any], theirs: dict[str, Any] | None) -> str:
 
 
 def import_table(ours: dict[str, Any], theirs: dict[str, Any] | None) -> str:
-    """Net import time, -X importtime and module count, both sides."""
+    """Net import time (child CPU and wall), -X importtime and module count, both sides."""
     rows = [
         [
             "library",
             "statement",
-            "net ms (median)",
-            "net ms (minima)",
+            "net CPU ms",
+            "net wall ms (median)",
+            "net wall ms (minima)",
             "-X importtime ms",
             "modules",
         ]
@@ -221,6 +222,7 @@ def import_table(ours: dict[str, Any], theirs: dict[str, Any] | None) -> str:
             [
                 side,
                 data["statement"],
+                _f(data.get("net_cpu_median_ms"), "{:.1f}"),
                 _f(data["net_median_ms"], "{:.1f}"),
                 _f(data["net_min_ms"], "{:.1f}"),
                 _f(data["importtime_cumulative_ms"], "{:.1f}"),
@@ -228,7 +230,9 @@ def import_table(ours: dict[str, Any], theirs: dict[str, Any] | None) -> str:
             ]
         )
     met = ours["net_median_ms"] <= IMPORT_GOAL_MS
-    return _table(rows) + f"\nGoal 5: ours <= {IMPORT_GOAL_MS:.0f} ms net: {_ok(met)}"
+    met_cpu = ours.get("net_cpu_median_ms", float("inf")) <= IMPORT_GOAL_MS
+    goal = f"Goal 5: ours <= {IMPORT_GOAL_MS:.0f} ms net: wall {_ok(met)}, CPU {_ok(met_cpu)}"
+    return _table(rows) + "\n" + goal
 
 
 def _run_child(
