@@ -325,7 +325,8 @@ def _extra(name: str, args: argparse.Namespace) -> list[str]:
 def main(argv: Sequence[str]) -> int:
     """Run one instrument (or all) on each library and print the side-by-side table."""
     args = _parser().parse_args(argv)
-    libs = ["stategraph"] + (["langgraph"] if args.lib and "langgraph" in args.lib else [])
+    with_lg = args.load is not None or (args.lib is not None and "langgraph" in args.lib)
+    libs = ["stategraph"] + (["langgraph"] if with_lg else [])
     names = list(ALL) if args.instrument == "all" else [args.instrument]
     if args.instrument == "scaling":
         names = ["floor", "scaling"]

@@ -101,3 +101,21 @@ def test_import_time_is_net_of_the_interpreter(tmp_path: Path) -> None:
     assert data["net_cpu_median_ms"] > 0
     assert any(module.startswith("stategraph") for module, _ in data["top_self_us"])
     assert "Goal 5" in out
+
+
+def test_load_prints_both_sides_of_a_saved_run(tmp_path: Path) -> None:
+    for lib, net in (("stategraph", 50.0), ("langgraph", 900.0)):
+        saved = {
+            "lib": lib,
+            "statement": f"import {lib}.pregel, {lib}.graph",
+            "net_median_ms": net,
+            "net_min_ms": net - 5,
+            "net_cpu_median_ms": net - 10,
+            "importtime_cumulative_ms": net + 1,
+            "modules": 100,
+        }
+        (tmp_path / f"import-{lib}.json").write_text(json.dumps(saved))
+    out = _bench("import", "--load", str(tmp_path))
+    rows = [line for line in out.splitlines() if line.startswith(("langgraph ", "stategraph "))]
+    assert [row.split("|")[2].strip() for row in rows] == ["890.0", "40.0"]
+    assert out.rstrip().endswith("Goal 5: ours <= 60 ms net: wall yes, CPU yes")
