@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -42,7 +44,7 @@ def test_overhead_measures_node_code_and_sqlite_settings(tmp_path: Path) -> None
     assert agent["sqlite"] == "synchronous=FULL journal_mode=wal"
     for row in rows.values():
         assert 0 < row["node_cpu_ms"] < row["total_cpu_ms"]
-        assert row["overhead_ms"] == row["total_cpu_ms"] - row["node_cpu_ms"]
+        assert row["overhead_ms"] == pytest.approx(row["total_cpu_ms"] - row["node_cpu_ms"])
         assert len(row["total"]["cpu_times_s"]) == 2
     assert "ours synchronous=FULL journal_mode=wal" in out
     # the saved run prints again without measuring
