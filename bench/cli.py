@@ -1,5 +1,8 @@
 """Command line: ``python -m bench [--quick] [--only NAME] [--repeat N] [--json out.json]``.
 
+``python -m bench overhead|scaling|floor|rss|storage|import|all [--lib langgraph --python
+PATH]`` runs issue 23's instruments side by side (:mod:`bench.sidebyside`).
+
 ``python -m bench --instructions [--workload NAME]`` counts instructions instead.
 """
 
@@ -15,8 +18,10 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
+from bench import sidebyside
 from bench.libs import LIBRARIES, available, load
 from bench.runner import SAVERS, CaseResult, ImportCost, import_cost, run_case
+from bench.sidebyside import INSTRUMENTS
 from bench.workloads import FULL, QUICK, WORKLOADS, make_workloads
 
 __all__ = ["main"]
@@ -178,7 +183,15 @@ def _instructions(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the suite; return 0 if every case completed with a validated result."""
+    """Run the suite; return 0 if every case completed with a validated result.
+
+    A first argument naming one of issue 23's instruments (``overhead``, ``scaling``,
+    ``floor``, ``rss``, ``storage``, ``import`` or ``all``) runs that instrument side by
+    side instead (:mod:`bench.sidebyside`).
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in (*INSTRUMENTS, "all"):
+        return sidebyside.main(argv)
     args = _parser().parse_args(argv)
     if args.instructions:
         return _instructions(args)
