@@ -17,8 +17,13 @@ from typing import Any
 
 from stategraph.remote._ahttp import AsyncTransport
 from stategraph.remote._http import SyncTransport
-from stategraph.remote._settings import RemoteLimits, RemoteTimeouts
-from stategraph.remote._wire import Request, q
+from stategraph.remote._settings import (
+    RemoteLimits,
+    RemoteTimeouts,
+    coerce_limits,
+    coerce_timeouts,
+)
+from stategraph.remote._wire import Origin, Request, client_headers, q
 
 __all__ = ["HttpClient", "AsyncHttpClient", "endpoint_of"]
 
@@ -179,7 +184,14 @@ class _Client:
         timeout: float | RemoteTimeouts | None = None,
         limits: RemoteLimits | None = None,
     ) -> None:
-        sync = SyncTransport(url, api_key=api_key, headers=headers, timeout=timeout, limits=limits)
+        base_headers, secrets = client_headers(api_key, headers)
+        sync = SyncTransport(
+            Origin.parse(url),
+            base_headers,
+            secrets,
+            coerce_timeouts(timeout),
+            coerce_limits(limits),
+        )
         self.transport = self._transport(sync)
         self.assistants = _Assistants(self.transport)
         self.threads = _Threads(self.transport)

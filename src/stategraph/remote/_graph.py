@@ -15,16 +15,14 @@ LangGraph's SDK clients (``get_client`` / ``get_sync_client``) can be passed as
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
-import inspect
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from typing import Any, Optional, Union
 
 from stategraph.config import RunnableConfig
 from stategraph.drawing.graph import Graph
 from stategraph.remote import _config, _decode
-from stategraph.remote._client import AsyncHttpClient, HttpClient, endpoint_of
+from stategraph.remote._call import Call, aclosing_events, closing_events
+from stategraph.remote._client import AsyncHttpClient, HttpClient
 from stategraph.remote._errors import RemoteError, Secrets
 from stategraph.remote._node import node_input
 from stategraph.remote._run_stream import V3_SUPPORTED_KWARGS, open_v3, reject_unsupported
@@ -35,6 +33,9 @@ from stategraph.remote._wire import client_headers
 from stategraph.types import Command, StateSnapshot
 
 __all__ = ["RemoteGraph", "RemoteError", "StreamPart"]
+
+Nodes = Optional[Union[Sequence[str], str]]
+"""Node names for ``interrupt_before`` / ``interrupt_after``."""
 """``stategraph.pregel.remote`` is this module under LangGraph's name: these are its
 public names there."""
 
@@ -42,64 +43,6 @@ public names there."""
 # here at each call, so patching it on the module (as LangGraph's tests do) takes effect
 _merge_tracing_headers = _config.merge_tracing_headers
 _V3_SUPPORTED_KWARGS = V3_SUPPORTED_KWARGS
-
-
-def _no_decode(answer: Any, where: str) -> Any:
-    return answer
-
-
-@dataclasses.dataclass
-class _Call:
-    """One client call, shared by a method and its async twin."""
-
-    resource: str
-    method: str
-    kwargs: dict[str, Any]
-    decode: Callable[[Any, str], Any] = _no_decode
-
-    @property
-    def where(self) -> str:
-        """The endpoint, for messages."""
-        return endpoint_of(self.resource, self.method, self.kwargs)
-
-    def bound(self, client: Any) -> Any:
-        return getattr(getattr(client, self.resource), self.method)
-
-    def run(self, client: Any) -> Any:
-        """Call a blocking client and decode its answer."""
-        return self.decode(self.bound(client)(**self.kwargs), self.where)
-
-    async def arun(self, client: Any) -> Any:
-        """Call an async client and decode its answer."""
-        return self.decode(await self.bound(client)(**self.kwargs), self.where)
-
-
-@contextlib.contextmanager
-def _closing(chunks: Any) -> Iterator[Any]:
-    """Close a client's event generator when the stream is left early (or fails)."""
-    try:
-        yield chunks
-    finally:
-        if inspect.isgenerator(chunks):
-            chunks.close()
-
-
-@contextlib.asynccontextmanager
-async def _aclosing(chunks: Any) -> AsyncIterator[Any]:
-    """Async twin of :func:`_closing`."""
-    try:
-        yield chunks
-    finally:
-        if inspect.isasyncgen(chunks):
-            await chunks.aclose()
-
-
-def _status_of(exc: BaseException) -> int | None:
-    """The HTTP status of a client error (ours, or the SDK's httpx errors)."""
-    if isinstance(exc, RemoteError):
-        return exc.status
-    status = getattr(getattr(exc, "response", None), "status_code", None)
-    return status if isinstance(status, int) else None
 
 
 class RemoteGraph:
@@ -221,10 +164,12 @@ class RemoteGraph:
         return _merge_tracing_headers(headers)
 
     # ------------------------------------------------------------------ state
-    def _state_call(self, config: Mapping[str, Any], subgraphs: bool, what: str) -> _Call:
+    # Each method and its async twin share one Call; their parameter lists are the
+    # public API (LangGraph's), written compactly since the twins must match.
+    def _state_call(self, config: Mapping[str, Any], subgraphs: bool, what: str) -> Call:
         thread_id, checkpoint = self._thread_args(config, what)
         kwargs = {"thread_id": thread_id, "checkpoint": checkpoint, "subgraphs": subgraphs}
-        return _Call("threads", "get_state", kwargs, _decode.snapshot_of)
+        return Call("threads", "get_state", kwargs, _decode.snapshot_of)
 
     def get_state(self, config: Mapping[str, Any], *, subgraphs: bool = False) -> StateSnapshot:
         """The thread's state at its latest checkpoint (or the one the config names)."""
@@ -241,7 +186,7 @@ class RemoteGraph:
 
     def _history_call(
         self, config: Mapping[str, Any], filter: Any, before: Any, limit: Any, what: str
-    ) -> _Call:
+    ) -> Call:
         thread_id, checkpoint = self._thread_args(config, what)
         if isinstance(before, Mapping):
             before = (before.get("configurable") or {}).get("checkpoint_id") and dict(
@@ -254,36 +199,26 @@ class RemoteGraph:
             "metadata": filter,
             "checkpoint": checkpoint,
         }
-        return _Call("threads", "get_history", kwargs, _decode.history_of)
+        return Call("threads", "get_history", kwargs, _decode.history_of)
 
     def get_state_history(
-        self,
-        config: Mapping[str, Any],
-        *,
-        filter: Mapping[str, Any] | None = None,
-        before: Mapping[str, Any] | None = None,
-        limit: int | None = None,
-    ) -> Iterator[StateSnapshot]:
+        self, config: Mapping[str, Any], *, filter: Mapping[str, Any] | None = None,
+        before: Mapping[str, Any] | None = None, limit: int | None = None,
+    ) -> Iterator[StateSnapshot]:  # fmt: skip
         """The thread's checkpoints, newest first (``limit`` defaults to the server's 10)."""
         call = self._history_call(config, filter, before, limit, "get_state_history")
         yield from call.run(self._sync())
 
     async def aget_state_history(
-        self,
-        config: Mapping[str, Any],
-        *,
-        filter: Mapping[str, Any] | None = None,
-        before: Mapping[str, Any] | None = None,
-        limit: int | None = None,
-    ) -> AsyncIterator[StateSnapshot]:
+        self, config: Mapping[str, Any], *, filter: Mapping[str, Any] | None = None,
+        before: Mapping[str, Any] | None = None, limit: int | None = None,
+    ) -> AsyncIterator[StateSnapshot]:  # fmt: skip
         """Async twin of :meth:`get_state_history`."""
         call = self._history_call(config, filter, before, limit, "aget_state_history")
         for snapshot in await call.arun(self._async()):
             yield snapshot
 
-    def _update_call(
-        self, config: Mapping[str, Any], values: Any, as_node: Any, what: str
-    ) -> _Call:
+    def _update_call(self, config: Mapping[str, Any], values: Any, as_node: Any, what: str) -> Call:
         thread_id, checkpoint = self._thread_args(config, what)
         kwargs = {
             "thread_id": thread_id,
@@ -291,39 +226,30 @@ class RemoteGraph:
             "as_node": as_node,
             "checkpoint": checkpoint,
         }
-        return _Call("threads", "update_state", kwargs, _decode.checkpoint_config_of)
+        return Call("threads", "update_state", kwargs, _decode.checkpoint_config_of)
 
     def update_state(
-        self,
-        config: Mapping[str, Any],
-        values: dict[str, Any] | Any | None,
-        as_node: str | None = None,
-        task_id: str | None = None,
-    ) -> dict[str, Any]:
+        self, config: Mapping[str, Any], values: dict[str, Any] | Any | None,
+        as_node: str | None = None, task_id: str | None = None,
+    ) -> dict[str, Any]:  # fmt: skip
         """Write ``values`` as if ``as_node`` returned them; returns the new checkpoint's config."""
-        result: dict[str, Any] = self._update_call(config, values, as_node, "update_state").run(
-            self._sync()
-        )
+        call = self._update_call(config, values, as_node, "update_state")
+        result: dict[str, Any] = call.run(self._sync())
         return result
 
     async def aupdate_state(
-        self,
-        config: Mapping[str, Any],
-        values: dict[str, Any] | Any | None,
-        as_node: str | None = None,
-        task_id: str | None = None,
-    ) -> dict[str, Any]:
+        self, config: Mapping[str, Any], values: dict[str, Any] | Any | None,
+        as_node: str | None = None, task_id: str | None = None,
+    ) -> dict[str, Any]:  # fmt: skip
         """Async twin of :meth:`update_state`."""
         call = self._update_call(config, values, as_node, "aupdate_state")
         result: dict[str, Any] = await call.arun(self._async())
         return result
 
     # ------------------------------------------------------------------ drawing
-    def _graph_call(self, xray: int | bool) -> _Call:
-        return _Call(
-            "assistants", "get_graph", {"assistant_id": self.assistant_id, "xray": xray},
-            _decode.graph_of,
-        )  # fmt: skip
+    def _graph_call(self, xray: int | bool) -> Call:
+        kwargs = {"assistant_id": self.assistant_id, "xray": xray}
+        return Call("assistants", "get_graph", kwargs, _decode.graph_of)
 
     def get_graph(
         self, config: Mapping[str, Any] | None = None, *, xray: int | bool = False
@@ -340,23 +266,8 @@ class RemoteGraph:
         return result
 
     # ------------------------------------------------------------------ v3 run streams
-    def _reject_v3_unsupported(
-        self,
-        *,
-        control: Any,
-        transformers: Any,
-        interrupt_before: Any,
-        interrupt_after: Any,
-        extra_kwargs: Mapping[str, Any],
-    ) -> None:
-        """Refuse the arguments a remote v3 run stream cannot honour, before any request."""
-        reject_unsupported(
-            control=control,
-            transformers=transformers,
-            interrupt_before=interrupt_before,
-            interrupt_after=interrupt_after,
-            extra_kwargs=extra_kwargs,
-        )
+    _reject_v3_unsupported = staticmethod(reject_unsupported)
+    """Refuse the arguments a remote v3 run stream cannot honour (LangGraph's name)."""
 
     def stream_events(
         self, input: Any, config: Mapping[str, Any] | None = None, *, version: str = "v3",
@@ -384,7 +295,7 @@ class RemoteGraph:
         stream_mode: str | Sequence[str],
         subgraphs: bool,
         options: dict[str, Any],
-    ) -> tuple[_Call, RunShape]:
+    ) -> tuple[Call, RunShape]:
         merged = _config.merge_configs(self.config, config)
         conf = dict(merged.get("configurable") or {})
         thread_id = conf.pop("thread_id", None)
@@ -410,7 +321,7 @@ class RemoteGraph:
             kwargs["command"] = _config.command_body(input)
         else:
             kwargs["input"] = input
-        call = _Call("runs", "stream", kwargs)
+        call = Call("runs", "stream", kwargs)
         shape = RunShape(
             modes=modes,
             single=isinstance(stream_mode, str),
@@ -422,18 +333,11 @@ class RemoteGraph:
         return call, shape
 
     def stream(
-        self,
-        input: Any,
-        config: Mapping[str, Any] | None = None,
-        *,
-        context: Any = None,
-        stream_mode: str | Sequence[str] = "updates",
-        interrupt_before: Sequence[str] | str | None = None,
-        interrupt_after: Sequence[str] | str | None = None,
-        subgraphs: bool = False,
-        headers: Mapping[str, str] | None = None,
-        **kwargs: Any,
-    ) -> Iterator[Any]:
+        self, input: Any, config: Mapping[str, Any] | None = None, *, context: Any = None,
+        stream_mode: str | Sequence[str] = "updates", interrupt_before: Nodes = None,
+        interrupt_after: Nodes = None, subgraphs: bool = False,
+        headers: Mapping[str, str] | None = None, **kwargs: Any,
+    ) -> Iterator[Any]:  # fmt: skip
         """Run the graph on the server and yield its chunks, shaped as a local graph's.
 
         The stream ends when the server says the run ended; a stream cut short is a
@@ -441,48 +345,35 @@ class RemoteGraph:
         carries a ``checkpoint_ns``), an interrupt of the remote run raises
         :class:`~stategraph.errors.GraphInterrupt` once the run has ended.
         """
-        options = dict(kwargs, context=context, headers=headers)
-        options.update(interrupt_before=interrupt_before, interrupt_after=interrupt_after)
-        call, shape = self._run_call(input, config, stream_mode, subgraphs, options)
-        with _closing(call.bound(self._sync())(**call.kwargs)) as chunks:
-            for chunk in chunks:
-                yield from shape.emit(chunk)
+        kwargs.update(context=context, headers=headers, interrupt_before=interrupt_before)
+        kwargs["interrupt_after"] = interrupt_after
+        call, shape = self._run_call(input, config, stream_mode, subgraphs, kwargs)
+        with closing_events(call.bound(self._sync())(**call.kwargs)) as events:
+            for event in events:
+                yield from shape.emit(event)
         shape.finish()
 
     async def astream(
-        self,
-        input: Any,
-        config: Mapping[str, Any] | None = None,
-        *,
-        context: Any = None,
-        stream_mode: str | Sequence[str] = "updates",
-        interrupt_before: Sequence[str] | str | None = None,
-        interrupt_after: Sequence[str] | str | None = None,
-        subgraphs: bool = False,
-        headers: Mapping[str, str] | None = None,
-        **kwargs: Any,
-    ) -> AsyncIterator[Any]:
+        self, input: Any, config: Mapping[str, Any] | None = None, *, context: Any = None,
+        stream_mode: str | Sequence[str] = "updates", interrupt_before: Nodes = None,
+        interrupt_after: Nodes = None, subgraphs: bool = False,
+        headers: Mapping[str, str] | None = None, **kwargs: Any,
+    ) -> AsyncIterator[Any]:  # fmt: skip
         """Async twin of :meth:`stream`."""
-        options = dict(kwargs, context=context, headers=headers)
-        options.update(interrupt_before=interrupt_before, interrupt_after=interrupt_after)
-        call, shape = self._run_call(input, config, stream_mode, subgraphs, options)
-        async with _aclosing(call.bound(self._async())(**call.kwargs)) as chunks:
-            async for chunk in chunks:
-                for out in shape.emit(chunk):
+        kwargs.update(context=context, headers=headers, interrupt_before=interrupt_before)
+        kwargs["interrupt_after"] = interrupt_after
+        call, shape = self._run_call(input, config, stream_mode, subgraphs, kwargs)
+        async with aclosing_events(call.bound(self._async())(**call.kwargs)) as events:
+            async for event in events:
+                for out in shape.emit(event):
                     yield out
         shape.finish()
 
     def invoke(
-        self,
-        input: Any,
-        config: Mapping[str, Any] | None = None,
-        *,
-        context: Any = None,
-        interrupt_before: Sequence[str] | str | None = None,
-        interrupt_after: Sequence[str] | str | None = None,
-        headers: Mapping[str, str] | None = None,
-        **kwargs: Any,
-    ) -> Any:
+        self, input: Any, config: Mapping[str, Any] | None = None, *, context: Any = None,
+        interrupt_before: Nodes = None, interrupt_after: Nodes = None,
+        headers: Mapping[str, str] | None = None, **kwargs: Any,
+    ) -> Any:  # fmt: skip
         """Run the graph on the server; returns the last state values (with
         ``__interrupt__`` when the run paused)."""
         kwargs.update(context=context, headers=headers, interrupt_before=interrupt_before)
@@ -492,16 +383,10 @@ class RemoteGraph:
         return RunResult.of(chunks)
 
     async def ainvoke(
-        self,
-        input: Any,
-        config: Mapping[str, Any] | None = None,
-        *,
-        context: Any = None,
-        interrupt_before: Sequence[str] | str | None = None,
-        interrupt_after: Sequence[str] | str | None = None,
-        headers: Mapping[str, str] | None = None,
-        **kwargs: Any,
-    ) -> Any:
+        self, input: Any, config: Mapping[str, Any] | None = None, *, context: Any = None,
+        interrupt_before: Nodes = None, interrupt_after: Nodes = None,
+        headers: Mapping[str, str] | None = None, **kwargs: Any,
+    ) -> Any:  # fmt: skip
         """Async twin of :meth:`invoke`."""
         kwargs.update(context=context, headers=headers, interrupt_before=interrupt_before)
         chunks = self.astream(
@@ -510,9 +395,10 @@ class RemoteGraph:
         return await RunResult.aof(chunks)
 
     # ------------------------------------------------------------------ as a node
-    def _node_state_call(self, config: RunnableConfig) -> _Call:
+    def _node_state_call(self, config: RunnableConfig) -> Call:
         thread_id, _ = self._thread_args(config, "a node run")
-        return _Call("threads", "get_state", {"thread_id": thread_id}, _decode.snapshot_of)
+        kwargs = {"thread_id": thread_id}
+        return Call("threads", "get_state", kwargs, _decode.snapshot_of, missing_ok=True)
 
     def __call__(self, input: Any, config: RunnableConfig) -> Any:
         """Run as a node of a local graph: the remote thread is the local thread's id.
@@ -521,21 +407,11 @@ class RemoteGraph:
         graph pauses until they are answered, then the answers go to the remote run).
         """
         call = self._node_state_call(config)
-        try:
-            state = call.run(self._sync())
-        except Exception as exc:
-            if _status_of(exc) != 404:
-                raise
-            state = None
+        state = call.run(self._sync())
         return self.invoke(node_input(self.name, input, state, call.where), config)
 
     async def __stategraph_async_twin__(self, input: Any, config: RunnableConfig) -> Any:
         """The node's async twin, awaited in async runs."""
         call = self._node_state_call(config)
-        try:
-            state = await call.arun(self._async())
-        except Exception as exc:
-            if _status_of(exc) != 404:
-                raise
-            state = None
+        state = await call.arun(self._async())
         return await self.ainvoke(node_input(self.name, input, state, call.where), config)

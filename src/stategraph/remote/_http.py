@@ -25,14 +25,9 @@ from typing import Any
 
 from stategraph.remote._errors import RemoteError, RemoteTimeoutError, Secrets
 from stategraph.remote._json import decode_json
-from stategraph.remote._settings import (
-    RemoteLimits,
-    RemoteTimeouts,
-    coerce_limits,
-    coerce_timeouts,
-)
+from stategraph.remote._settings import RemoteLimits, RemoteTimeouts
 from stategraph.remote._sse import END_EVENT, EventDecoder, StreamPart
-from stategraph.remote._wire import Head, Origin, Request, client_headers, error_of
+from stategraph.remote._wire import Head, Origin, Request, error_of
 
 __all__ = ["SyncTransport", "Exchange"]
 
@@ -383,21 +378,25 @@ class Exchange:
 
 
 class SyncTransport:
-    """The blocking transport: one :class:`Exchange` per request."""
+    """The blocking transport: one :class:`Exchange` per request.
+
+    Built from checked parts (see ``_client._Client``): the origin, the headers every
+    request carries and the secrets among them, the timeouts and the limits.
+    """
 
     def __init__(
         self,
-        url: str,
-        *,
-        api_key: str | None = None,
-        headers: Mapping[str, str] | None = None,
-        timeout: float | RemoteTimeouts | None = None,
-        limits: RemoteLimits | None = None,
+        origin: Origin,
+        base_headers: Mapping[str, str],
+        secrets: Secrets,
+        timeouts: RemoteTimeouts,
+        limits: RemoteLimits,
     ) -> None:
-        self.origin = Origin.parse(url)
-        self.base_headers, self.secrets = client_headers(api_key, headers)
-        self.timeouts = coerce_timeouts(timeout)
-        self.limits = coerce_limits(limits)
+        self.origin = origin
+        self.base_headers = base_headers
+        self.secrets = secrets
+        self.timeouts = timeouts
+        self.limits = limits
 
     def exchange(self, req: Request) -> Exchange:
         """A new exchange for ``req`` (not opened yet)."""

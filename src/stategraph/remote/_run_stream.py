@@ -113,8 +113,25 @@ class ProjectionRegistry(Mapping[str, Any]):
         return len(self._NATIVE) + len(self._DECODED)
 
 
+class _FromSdk:
+    """A read-only attribute of a run stream, read from its SDK thread stream."""
+
+    def __init__(self, doc: str) -> None:
+        self.__doc__ = doc
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        return self if obj is None else getattr(obj._sdk, self.name)
+
+
 class _Base:
-    def __init__(self, sdk_thread: Any, input: Any, config: Any, metadata: Any) -> None:
+    def __init__(
+        self, client: Any, sdk_thread: Any, input: Any, config: Any, metadata: Any
+    ) -> None:
+        self._client = client
         self._sdk = sdk_thread
         self._start_kwargs = {
             "input": translate_command_input(input),
@@ -131,25 +148,10 @@ class _Base:
             return started.get("run_id")
         return getattr(started, "run_id", None)
 
-    @property
-    def values(self) -> Any:
-        """The run's state values, as the SDK projects them."""
-        return self._sdk.values
-
-    @property
-    def messages(self) -> Any:
-        """The run's messages, as the SDK projects them."""
-        return self._sdk.messages
-
-    @property
-    def tool_calls(self) -> Any:
-        """The run's tool calls, as the SDK projects them."""
-        return self._sdk.tool_calls
-
-    @property
-    def subgraphs(self) -> Any:
-        """The run's subgraph runs, as the SDK projects them."""
-        return self._sdk.subgraphs
+    values = _FromSdk("The run's state values, as the SDK projects them.")
+    messages = _FromSdk("The run's messages, as the SDK projects them.")
+    tool_calls = _FromSdk("The run's tool calls, as the SDK projects them.")
+    subgraphs = _FromSdk("The run's subgraph runs, as the SDK projects them.")
 
     @property
     def extensions(self) -> ProjectionRegistry:
@@ -163,8 +165,7 @@ class RemoteGraphRunStream(_Base):
     def __init__(
         self, *, sync_client: Any, sdk_thread: Any, input: Any, config: Any, metadata: Any
     ) -> None:
-        super().__init__(sdk_thread, input, config, metadata)
-        self._client = sync_client
+        super().__init__(sync_client, sdk_thread, input, config, metadata)
 
     def __enter__(self) -> RemoteGraphRunStream:
         self._sdk.__enter__()
@@ -227,8 +228,7 @@ class AsyncRemoteGraphRunStream(_Base):
     def __init__(
         self, *, client: Any, sdk_thread: Any, input: Any, config: Any, metadata: Any
     ) -> None:
-        super().__init__(sdk_thread, input, config, metadata)
-        self._client = client
+        super().__init__(client, sdk_thread, input, config, metadata)
 
     async def __aenter__(self) -> AsyncRemoteGraphRunStream:
         await self._sdk.__aenter__()
