@@ -112,3 +112,19 @@ def test_an_unexpected_content_type_echoing_secrets_is_masked(server, call: Call
     with pytest.raises(RemoteError, match="where JSON was expected") as info:
         call.get_state(remote(server))
     _clean(str(info.value))
+
+
+def test_a_call_s_own_headers_are_masked_too(server, call: Caller):
+    def echo(req: Received, wire: Wire) -> None:
+        json_answer({"detail": f"bad token {req.headers.get('x-call-token')}"}, 403)(req, wire)
+
+    server.route("POST", RUN, echo)
+    graph = RemoteGraph("agent", url=server.url)
+    with pytest.raises(RemoteError, match=r"bad token \*\*\*") as info:
+        call.invoke(graph, {"n": 0}, CONFIG, headers={"X-Call-Token": KEY})
+    _clean(str(info.value))
+    error = event("error", {"error": "E", "message": f"token {KEY} refused"})
+    server.route("POST", RUN, sse_answer([error]))
+    with pytest.raises(RemoteError, match=r"token \*\*\* refused") as info:
+        call.invoke(graph, {"n": 0}, CONFIG, headers={"X-Call-Token": KEY})
+    _clean(str(info.value))

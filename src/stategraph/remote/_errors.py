@@ -60,6 +60,11 @@ class Secrets:
         # longest first, so a secret that contains another one is masked whole
         self._values = sorted({v for v in values if len(v) >= _MIN_SECRET}, key=len, reverse=True)
 
+    def plus(self, values: Iterable[str]) -> Secrets:
+        """These secrets and ``values`` (a call's own header values)."""
+        extra = [v for v in values if isinstance(v, str)]
+        return Secrets([*self._values, *extra]) if extra else self
+
     def mask(self, text: str) -> str:
         """``text`` with every secret replaced by ``***``."""
         for value in self._values:

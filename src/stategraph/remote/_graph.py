@@ -328,7 +328,7 @@ class RemoteGraph:
             subgraphs=bool(subgraphs),
             caller_ns=tuple(caller_ns.split("|")) if caller_ns else (),
             where=call.where,
-            secrets=self._secrets,
+            secrets=self._secrets.plus((options.get("headers") or {}).values()),
         )
         return call, shape
 

@@ -209,7 +209,7 @@ class Exchange:
         self.where = req.endpoint
         self._origin = origin
         self._base_headers = base_headers
-        self._secrets = secrets
+        self._secrets = secrets.plus((req.headers or {}).values())
         self._limits = limits
         self.guard = _Guard(timeouts, self.where)
         self._conn: http.client.HTTPConnection | None = None

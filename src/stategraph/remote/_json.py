@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import math
+import sys
+from collections.abc import Callable
 from typing import Any
 
 from stategraph.remote._errors import RemoteError
@@ -43,30 +45,39 @@ def _constant(text: str) -> Any:
     raise _Refused(f"{text} is not JSON")
 
 
-_DECODER = json.JSONDecoder(parse_float=_float, parse_int=_int, parse_constant=_constant)
+def _python_bounds_int_digits() -> bool:
+    limit = getattr(sys, "get_int_max_str_digits", lambda: 0)()
+    return 0 < limit <= _MAX_INT_DIGITS
 
 
-def decode_json(raw: bytes | str, where: str, *, field: str | None = None) -> Any:
-    """The JSON value of ``raw``; ``where`` names the answer in the error."""
+# Python 3.11+ bounds the digits of int(str) itself: the hook (a Python call per
+# integer) is only needed where it does not (3.10, or the limit switched off)
+_DECODER = json.JSONDecoder(
+    parse_float=_float,
+    parse_int=None if _python_bounds_int_digits() else _int,
+    parse_constant=_constant,
+)
+
+
+def decode_json(
+    raw: bytes | str, where: str | Callable[[], str], *, field: str | None = None
+) -> Any:
+    """The JSON value of ``raw``; ``where`` (or what it returns) names it in errors."""
     try:
         text = raw.decode("utf-8") if isinstance(raw, (bytes, bytearray)) else raw
-    except UnicodeDecodeError as exc:
-        raise RemoteError(
-            f"{where}: the answer is not UTF-8 text (byte {exc.start}).",
-            endpoint=where,
-            field=field,
-        ) from None
-    try:
         return _DECODER.decode(text)
+    except UnicodeDecodeError as exc:
+        problem = f"the answer is not UTF-8 text (byte {exc.start})"
     except _Refused as exc:
         problem = str(exc)
     except json.JSONDecodeError as exc:
         problem = f"invalid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
     except RecursionError:
         problem = "JSON nested too deeply"
-    except ValueError as exc:  # e.g. Python's own limit on integer digits
-        problem = f"invalid JSON ({str(exc)[:80]})"
-    raise RemoteError(f"{where}: {problem}.", endpoint=where, field=field)
+    except ValueError as exc:  # Python's own limit on integer digits
+        problem = f"an integer is too long ({str(exc)[:80]})"
+    name = where if isinstance(where, str) else where()
+    raise RemoteError(f"{name}: {problem}.", endpoint=name, field=field)
 
 
 def _default(value: Any) -> Any:

@@ -137,8 +137,9 @@ class EventDecoder:
         value = None
         text = "\n".join(data)
         if text:  # an event without data (or with empty data) carries None
+            count = self._count + 1
             value = decode_json(
-                text, f"{self.where}: event #{self._count + 1} '{name}'", field="data"
+                text, lambda: f"{self.where}: event #{count} '{name}'", field="data"
             )
         self._count += 1
         if name == END_EVENT:
