@@ -134,3 +134,31 @@ def test_an_error_reading_the_remote_state_is_not_taken_for_a_new_thread(server,
     with pytest.raises(RemoteError, match="database down"):
         call.invoke(local, {"topic": "x"}, CONFIG)  # type: ignore[arg-type]
     assert server.runs() == []
+
+
+def test_the_seam_tells_a_node_it_is_being_resumed():
+    """``task_paused_before()``: what RemoteGraph asks the runtime, without importing it."""
+    from stategraph._context import task_paused_before
+    from stategraph.types import interrupt
+
+    seen: list[bool] = []
+
+    def ask(state: Outer) -> dict:
+        seen.append(task_paused_before())
+        return {"status": str(interrupt("approve?"))}
+
+    def after(state: Outer) -> dict:
+        seen.append(task_paused_before())
+        return {}
+
+    builder = StateGraph(Outer)
+    builder.add_node("ask", ask)
+    builder.add_node("after", after)
+    builder.add_edge(START, "ask")
+    builder.add_edge("ask", "after")
+    graph = builder.compile(checkpointer=InMemorySaver())
+    graph.invoke({"topic": "x"}, CONFIG)
+    assert seen == [False]
+    assert graph.invoke(Command(resume="yes"), CONFIG)["status"] == "yes"
+    assert seen == [False, True, False]  # the resumed node, then a node that never paused
+    assert task_paused_before() is False  # outside any task
