@@ -11,7 +11,7 @@ from __future__ import annotations
 from contextvars import ContextVar
 from typing import Any, Callable
 
-__all__ = ["TaskContext", "CURRENT_TASK", "current_task"]
+__all__ = ["TaskContext", "CURRENT_TASK", "current_task", "task_paused_before"]
 
 
 class TaskContext:
@@ -122,3 +122,16 @@ def current_task(what: str) -> TaskContext:
             "while a stategraph graph is running."
         )
     return ctx
+
+
+def task_paused_before() -> bool:
+    """Whether the running task paused on an ``interrupt()`` in an earlier run of it
+    (so this run is its resumption); False outside a task.
+
+    The scratchpad (the runtime's per-task interrupt bookkeeping) answers through its
+    ``paused_before()`` method; code outside the runtime (``RemoteGraph`` as a node)
+    asks here, without importing the runtime.
+    """
+    ctx = CURRENT_TASK.get()
+    probe = getattr(ctx.scratchpad, "paused_before", None) if ctx is not None else None
+    return bool(probe()) if callable(probe) else False

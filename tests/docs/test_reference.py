@@ -105,6 +105,17 @@ PUBLIC = {
     "stategraph.config": ["get_config", "get_store", "get_stream_writer", "RunnableConfig"],
     "stategraph.runtime": ["Runtime", "get_runtime"],
     "stategraph.pregel": ["Pregel", "NodeBuilder"],
+    "stategraph.pregel.remote": ["RemoteGraph", "RemoteError", "StreamPart"],
+    "stategraph.remote": [
+        "RemoteGraph",
+        "RemoteError",
+        "RemoteTimeoutError",
+        "RemoteTimeouts",
+        "RemoteLimits",
+        "StreamPart",
+        "HttpClient",
+        "AsyncHttpClient",
+    ],
     "stategraph.managed": ["RemainingSteps", "IsLastStep"],
     "stategraph.typing": ["StateT", "ContextT", "InputT", "OutputT"],
     "stategraph.checkpoint.base": [

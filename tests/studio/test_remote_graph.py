@@ -240,3 +240,33 @@ def test_remote_node_waits_for_the_paused_run_to_be_saved(demo_db, demo):
             assert done["draft"].startswith("Tides")
     finally:
         conn.close()
+
+
+def test_a_resume_whose_remote_question_was_answered_elsewhere_is_refused(live_studio):
+    """The remote thread was resumed directly on the server while the local graph waited
+    on its question: resuming the local graph must not send the answer as a new input
+    (that would start the remote graph over with the local state)."""
+    server, _db = live_studio
+    remote = RemoteGraph("agent", url=server.url, name="remote_writer")
+
+    class Outer(TypedDict, total=False):
+        topic: str
+        draft: str
+        status: str
+        sources: list[str]
+        approved: bool
+        comment: str
+
+    outer = StateGraph(Outer)
+    outer.add_node("remote_writer", remote)
+    outer.add_edge(START, "remote_writer")
+    local = outer.compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "elsewhere-1"}}
+    local.invoke({"topic": "Reefs"}, config)
+    remote.invoke(Command(resume={"approved": False}), config)  # answered on the server
+    before = len(list(remote.get_state_history(config, limit=50)))
+    with pytest.raises(RemoteError, match="is being resumed, but the remote thread waits on no"):
+        local.invoke(Command(resume={"approved": True}), config)
+    assert remote.get_state(config).values["status"] == "rejected"
+    assert len(list(remote.get_state_history(config, limit=50))) == before
+    assert local.get_state(config).next == ("remote_writer",)

@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from stategraph.pregel._remote_run_stream import (
+from stategraph.pregel.remote import RemoteGraph
+from stategraph.remote._run_stream import (
     AsyncRemoteGraphRunStream,
     ChannelProjection,
     ProjectionRegistry,
     RemoteGraphRunStream,
 )
-from stategraph.pregel.remote import RemoteGraph
 from stategraph.types import Command
 
 

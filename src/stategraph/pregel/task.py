@@ -121,6 +121,10 @@ class Scratchpad:
         self.strict = strict
         self.node = node
 
+    def paused_before(self) -> bool:
+        """Whether this task paused on an interrupt before (this run resumes it)."""
+        return self.pending_value is not _MISSING or bool(self.resume)
+
     def for_call(self, call_id: str, name: str) -> Scratchpad:
         """The scratchpad of one ``@task`` call made by this task: its own interrupt
         counter and answers (kept in :attr:`call_resume` under ``call_id``)."""

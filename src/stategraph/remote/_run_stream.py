@@ -13,18 +13,26 @@ it. The underscore names are the ones LangGraph's tests import.
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import Any
 
+from stategraph.remote._config import merge_configs
 from stategraph.types import Command
 
 __all__ = [
+    "V3_SUPPORTED_KWARGS",
+    "open_v3",
+    "reject_unsupported",
     "RemoteGraphRunStream",
     "AsyncRemoteGraphRunStream",
     "ProjectionRegistry",
     "ChannelProjection",
     "translate_command_input",
 ]
+
+
+V3_SUPPORTED_KWARGS = frozenset({"metadata", "headers"})
+"""Keyword arguments a v3 remote run stream takes besides input and config."""
 
 
 def translate_command_input(input: Any) -> Any:
@@ -53,26 +61,25 @@ class ChannelProjection:
         self._sdk = sdk_thread
         self._channel = channel
 
-    @staticmethod
-    def _data(event: Any) -> tuple[bool, Any]:
-        if not isinstance(event, Mapping):
+    def _pick(self, event: Any) -> tuple[bool, Any]:
+        """``(True, data)`` for an event of this channel that carries data."""
+        if not isinstance(event, Mapping) or event.get("method") != self._channel:
             return False, None
-        params = event.get("params") or {}
-        return ("data" in params), params.get("data")
-
-    def _matches(self, event: Any) -> bool:
-        return isinstance(event, Mapping) and event.get("method") == self._channel
+        params = event.get("params")
+        if not isinstance(params, Mapping) or "data" not in params:
+            return False, None
+        return True, params["data"]
 
     def __iter__(self) -> Iterator[Any]:
         for event in self._sdk.subscribe([self._channel]):
-            has, data = self._data(event)
-            if has and self._matches(event):
+            has, data = self._pick(event)
+            if has:
                 yield data
 
     async def __aiter__(self) -> AsyncIterator[Any]:
         async for event in self._sdk.subscribe([self._channel]):
-            has, data = self._data(event)
-            if has and self._matches(event):
+            has, data = self._pick(event)
+            if has:
                 yield data
 
 
@@ -106,8 +113,25 @@ class ProjectionRegistry(Mapping[str, Any]):
         return len(self._NATIVE) + len(self._DECODED)
 
 
+class _FromSdk:
+    """A read-only attribute of a run stream, read from its SDK thread stream."""
+
+    def __init__(self, doc: str) -> None:
+        self.__doc__ = doc
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        return self if obj is None else getattr(obj._sdk, self.name)
+
+
 class _Base:
-    def __init__(self, sdk_thread: Any, input: Any, config: Any, metadata: Any) -> None:
+    def __init__(
+        self, client: Any, sdk_thread: Any, input: Any, config: Any, metadata: Any
+    ) -> None:
+        self._client = client
         self._sdk = sdk_thread
         self._start_kwargs = {
             "input": translate_command_input(input),
@@ -124,25 +148,10 @@ class _Base:
             return started.get("run_id")
         return getattr(started, "run_id", None)
 
-    @property
-    def values(self) -> Any:
-        """The run's state values, as the SDK projects them."""
-        return self._sdk.values
-
-    @property
-    def messages(self) -> Any:
-        """The run's messages, as the SDK projects them."""
-        return self._sdk.messages
-
-    @property
-    def tool_calls(self) -> Any:
-        """The run's tool calls, as the SDK projects them."""
-        return self._sdk.tool_calls
-
-    @property
-    def subgraphs(self) -> Any:
-        """The run's subgraph runs, as the SDK projects them."""
-        return self._sdk.subgraphs
+    values = _FromSdk("The run's state values, as the SDK projects them.")
+    messages = _FromSdk("The run's messages, as the SDK projects them.")
+    tool_calls = _FromSdk("The run's tool calls, as the SDK projects them.")
+    subgraphs = _FromSdk("The run's subgraph runs, as the SDK projects them.")
 
     @property
     def extensions(self) -> ProjectionRegistry:
@@ -156,8 +165,7 @@ class RemoteGraphRunStream(_Base):
     def __init__(
         self, *, sync_client: Any, sdk_thread: Any, input: Any, config: Any, metadata: Any
     ) -> None:
-        super().__init__(sdk_thread, input, config, metadata)
-        self._client = sync_client
+        super().__init__(sync_client, sdk_thread, input, config, metadata)
 
     def __enter__(self) -> RemoteGraphRunStream:
         self._sdk.__enter__()
@@ -220,8 +228,7 @@ class AsyncRemoteGraphRunStream(_Base):
     def __init__(
         self, *, client: Any, sdk_thread: Any, input: Any, config: Any, metadata: Any
     ) -> None:
-        super().__init__(sdk_thread, input, config, metadata)
-        self._client = client
+        super().__init__(client, sdk_thread, input, config, metadata)
 
     async def __aenter__(self) -> AsyncRemoteGraphRunStream:
         await self._sdk.__aenter__()
@@ -265,6 +272,90 @@ class AsyncRemoteGraphRunStream(_Base):
             except Exception:  # the run may have ended already: closing is what matters
                 pass
         await self._sdk.close()
+
+
+def reject_unsupported(
+    *,
+    control: Any,
+    transformers: Any,
+    interrupt_before: Any,
+    interrupt_after: Any,
+    extra_kwargs: Mapping[str, Any],
+) -> None:
+    """Refuse the arguments a remote v3 run stream cannot honour, before any request."""
+    for name, value in (
+        ("control", control),
+        ("transformers", transformers),
+        ("interrupt_before", interrupt_before),
+        ("interrupt_after", interrupt_after),
+    ):
+        if value:
+            raise NotImplementedError(
+                f"RemoteGraph.stream_events(version='v3') cannot take `{name}=`: the "
+                "remote protocol has no such option; use stream() for it."
+            )
+    unknown = sorted(set(extra_kwargs) - V3_SUPPORTED_KWARGS)
+    if unknown:
+        raise NotImplementedError(
+            f"RemoteGraph.stream_events(version='v3') cannot take {', '.join(unknown)}: "
+            f"only {', '.join(sorted(V3_SUPPORTED_KWARGS))} go with a v3 run."
+        )
+
+
+def open_v3(
+    graph: Any,
+    get_client: Callable[[], Any],
+    is_async: bool,
+    input: Any,
+    config: Mapping[str, Any] | None,
+    version: str,
+    kwargs: dict[str, Any],
+) -> Any:
+    """The v3 run stream of ``graph.stream_events`` (or ``astream_events``: ``is_async``)
+    over the SDK thread stream of the client ``get_client()`` returns; every argument
+    is checked before any request."""
+    what = "astream_events" if is_async else "stream_events"
+    if version != "v3":
+        plain = "astream()" if is_async else "stream()"
+        raise NotImplementedError(
+            f"RemoteGraph.{what}(version={version!r}) is not implemented: use "
+            f"version='v3', or {plain}."
+        )
+    kwargs = dict(kwargs)
+    graph._reject_v3_unsupported(
+        control=kwargs.pop("control", None),
+        transformers=kwargs.pop("transformers", None),
+        interrupt_before=kwargs.pop("interrupt_before", None),
+        interrupt_after=kwargs.pop("interrupt_after", None),
+        extra_kwargs=kwargs,
+    )
+    translate_command_input(input)  # refuses goto/update before any request
+    merged = merge_configs(graph.config, config)
+    conf = dict(merged.get("configurable") or {})
+    thread_id = conf.pop("thread_id", None)
+    merged["configurable"] = conf
+    client = get_client()
+    opener = getattr(getattr(client, "threads", None), "stream", None)
+    if opener is None:
+        arg, factory = ("client", "get_client") if is_async else ("sync_client", "get_sync_client")
+        raise ValueError(
+            f"{what}(version='v3') needs LangGraph's SDK client: pass "
+            f"{arg}=langgraph_sdk.{factory}(url=...)."
+        )
+    sdk_thread = opener(
+        thread_id=thread_id,
+        assistant_id=graph.assistant_id,
+        headers=graph._tracing_headers(kwargs.get("headers")),
+    )
+    run_args = {
+        "sdk_thread": sdk_thread,
+        "input": input,
+        "config": graph._sanitize_config(merged),
+        "metadata": kwargs.get("metadata"),
+    }
+    if is_async:
+        return AsyncRemoteGraphRunStream(client=client, **run_args)
+    return RemoteGraphRunStream(sync_client=client, **run_args)
 
 
 # the names LangGraph's own code and tests use
