@@ -7,18 +7,17 @@ import ipaddress
 import os
 import time
 from contextlib import ExitStack
-from pathlib import Path
 from typing import Any
 
+from stategraph.cli._numbers import whole_number
 from stategraph.cli.errors import (
     EXIT_MISSING_DEPENDENCY,
-    EXIT_NOT_FOUND,
     EXIT_OK,
     EXIT_USAGE,
     CliError,
 )
 from stategraph.cli.loading import load_graph
-from stategraph.cli.savers import add_saver_arguments
+from stategraph.cli.savers import add_saver_arguments, open_checkpoint_saver
 from stategraph.cli.stores import open_store
 
 __all__ = ["add_parser", "run", "is_loopback", "open_store"]
@@ -50,7 +49,9 @@ def add_parser(subparsers: Any) -> None:
         help="allow answering interrupts, updating state, forking and runs",
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=2024, help="port (default 2024)")
+    parser.add_argument(
+        "--port", type=whole_number(1, 65535), default=2024, help="port (default 2024)"
+    )
     parser.add_argument(
         "--token",
         default=os.environ.get("STATEGRAPH_STUDIO_TOKEN"),
@@ -74,36 +75,12 @@ def is_loopback(host: str) -> bool:
 
 
 def _saver(args: argparse.Namespace, stack: ExitStack) -> Any:
-    if args.sqlite and args.postgres:
-        raise CliError("Give either --sqlite or --postgres, not both.", EXIT_USAGE)
-    if args.sqlite:
-        import sqlite3
-
-        from stategraph.checkpoint.sqlite import SqliteSaver
-
-        if not Path(args.sqlite).is_file():
-            raise CliError(f"No such SQLite file: {args.sqlite}", EXIT_NOT_FOUND)
-        if args.allow_writes:
-            conn = sqlite3.connect(args.sqlite, check_same_thread=False, isolation_level=None)
-        else:  # the file itself refuses writes
-            conn = sqlite3.connect(
-                f"file:{args.sqlite}?mode=ro",
-                uri=True,
-                check_same_thread=False,
-                isolation_level=None,
-            )
-        stack.callback(conn.close)
-        return SqliteSaver(conn)
-    if args.postgres:
-        try:
-            from stategraph.checkpoint.postgres import PostgresSaver
-        except ImportError as exc:
-            raise CliError(
-                f"PostgreSQL needs psycopg: pip install 'stategraph[postgres]' ({exc}).",
-                EXIT_MISSING_DEPENDENCY,
-            ) from exc
-        return stack.enter_context(PostgresSaver.from_conn_string(args.postgres))
-    raise CliError("Name the checkpoint database: --sqlite FILE or --postgres DSN.", EXIT_USAGE)
+    """The checkpoint saver: read-only (the SQLite file opened read-only, a read-only
+    PostgreSQL session) unless ``--allow-writes``; a database without stategraph's
+    checkpoints is refused, never created."""
+    return open_checkpoint_saver(
+        stack, sqlite=args.sqlite, postgres=args.postgres, writable=args.allow_writes
+    )
 
 
 def run(args: argparse.Namespace) -> int:
