@@ -62,6 +62,41 @@ def add_parser(subparsers: Any) -> None:
         default="agent",
         help="the graph's assistant id in the API (default agent)",
     )
+    limits = parser.add_argument_group("request limits")
+    limits.add_argument(
+        "--max-body-mib",
+        type=whole_number(1, 4096),
+        default=16,
+        metavar="MIB",
+        help="largest request body, in MiB (default 16; larger: 413)",
+    )
+    limits.add_argument(
+        "--header-timeout",
+        type=seconds,
+        default=10.0,
+        metavar="S",
+        help="seconds a client has to send a request's headers (default 10)",
+    )
+    limits.add_argument(
+        "--body-timeout",
+        type=seconds,
+        default=60.0,
+        metavar="S",
+        help="seconds a client has to send a request's body (default 60; later: 408)",
+    )
+
+
+def seconds(text: str) -> float:
+    """A positive number of seconds (``argparse`` type)."""
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and 0 < value <= 86400):
+        raise argparse.ArgumentTypeError(f"expected seconds from 0 to 86400, got {text!r}")
+    return value
 
 
 def is_loopback(host: str) -> bool:
@@ -86,10 +121,10 @@ def _saver(args: argparse.Namespace, stack: ExitStack) -> Any:
 def run(args: argparse.Namespace) -> int:
     """Serve the studio until interrupted."""
     try:
-        import uvicorn
-
         from stategraph.studio.app import create_app
+        from stategraph.studio.limits import StudioLimits
         from stategraph.studio.reading import thread_index_for, warm
+        from stategraph.studio.serving import serve
     except ImportError as exc:
         raise CliError(
             f"The studio needs its extra: pip install 'stategraph[studio]' ({exc}).",
@@ -102,6 +137,11 @@ def run(args: argparse.Namespace) -> int:
             "(or STATEGRAPH_STUDIO_TOKEN).",
             EXIT_USAGE,
         )
+    limits = StudioLimits(
+        max_body_bytes=args.max_body_mib * 1024 * 1024,
+        header_timeout=args.header_timeout,
+        body_timeout=args.body_timeout,
+    )
     graph = load_graph(args.graph) if args.graph else None
     with ExitStack() as stack:
         saver = _saver(args, stack)
@@ -121,10 +161,11 @@ def run(args: argparse.Namespace) -> int:
             allow_writes=args.allow_writes,
             token=token,
             assistant_id=args.assistant_id,
+            limits=limits,
         )
         where = f"http://{args.host}:{args.port}/"
         print(f"stategraph studio on {where}" + (f"?token={token}" if token else ""), flush=True)
         if not args.allow_writes:
             print("read-only (start with --allow-writes to act on threads)", flush=True)
-        uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+        serve(app, args.host, args.port, limits)
     return EXIT_OK
