@@ -15,7 +15,6 @@ from contextlib import ExitStack
 from typing import Any
 
 from stategraph.cli.errors import (
-    EXIT_BAD_DATA,
     EXIT_MISSING_DEPENDENCY,
     EXIT_NOT_FOUND,
     EXIT_USAGE,
@@ -85,7 +84,7 @@ def _schema_version(conn: Any, *, writable: bool) -> None:
                 f"The checkpoints in {schema!r} are stored in format {row[0]}, written by a "
                 f"newer stategraph (this one reads up to {_sql.VALUES_FORMAT}): upgrade "
                 "stategraph.",
-                EXIT_BAD_DATA,
+                EXIT_USAGE,
             )
 
 
