@@ -24,6 +24,8 @@ from stategraph.checkpoint.langgraph_import import (
     LangGraphSourceError,
     LangGraphTargetError,
     LangGraphValueError,
+    _read,
+    check_langgraph,
     import_langgraph,
 )
 from stategraph.checkpoint.memory import InMemorySaver
@@ -250,6 +252,32 @@ def test_every_value_is_checked_before_the_first_write(tmp_path: Path) -> None:
     with pytest.raises(LangGraphValueError, match=r"channel 'items'.*version|version.*'items'"):
         import_langgraph(source, saver)
     assert everything(saver) == []
+
+
+def test_threads_are_read_a_batch_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The source is checked whole, then read again a batch of threads at a time (one
+    snapshot): the same import, and a bad value in the last batch still writes nothing."""
+    monkeypatch.setattr(_read, "BATCH_THREADS", 1)
+    saver = InMemorySaver()
+    assert import_langgraph(SOURCE, saver) == ImportReport(
+        threads=ALL_THREADS, checkpoints=16, writes=25
+    )
+    with_graphs = InMemorySaver()
+    import_with_graphs(SOURCE, with_graphs)
+    assert resume_all(with_graphs) == EXPECTED
+    other = InMemorySaver()
+    with pytest.raises(LangGraphValueError, match="thread 'hitl-1'"):
+        import_langgraph(hostile(tmp_path, bad_write_in_hitl), other)
+    assert everything(other) == []
+
+
+def test_check_langgraph_is_a_dry_run(tmp_path: Path) -> None:
+    assert check_langgraph(SOURCE) == ImportReport(threads=ALL_THREADS, checkpoints=16, writes=25)
+    assert check_langgraph(SOURCE, threads=["sub-1"]).threads == ["sub-1"]
+    with pytest.raises(LangGraphValueError, match="channel 'items'"):
+        check_langgraph(hostile(tmp_path, bad_channel_in_fanout))
 
 
 class RefusingSaver(InMemorySaver):
@@ -513,7 +541,11 @@ def _tables(schema: Any) -> list[str]:
     return [r[0] for r in rows]
 
 
-def test_postgres_source_resumes_as_langgraph_resumes_it(pg_source: Any) -> None:
+@pytest.mark.parametrize("batch", [1, 64])
+def test_postgres_source_resumes_as_langgraph_resumes_it(
+    pg_source: Any, batch: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_read, "BATCH_THREADS", batch)
     saver = InMemorySaver()
     report = import_with_graphs(pg_source.conninfo, saver)
     assert report.threads == ALL_THREADS

@@ -97,9 +97,9 @@ def _allowed(specs: list[str]) -> list[type]:
 
 
 def _is_postgres_source(source: str) -> bool:
-    from stategraph.checkpoint.langgraph_import import _is_postgres
+    from stategraph.checkpoint.langgraph_import._read import is_postgres
 
-    return _is_postgres(source)
+    return is_postgres(source)
 
 
 def _check_sqlite_target(target: Path, source: str) -> None:
@@ -173,14 +173,16 @@ def _into_new_sqlite(target: Path, write: Callable[[Any], Any]) -> Any:
         _remove_sqlite(temp)
 
 
-def _into_sqlite(target: Path, plans: list[Any]) -> Any:
+def _into_sqlite(target: Path, found: Any, plans: Any) -> Any:
     from stategraph.checkpoint.langgraph_import._write import write_threads
     from stategraph.checkpoint.sqlite import SqliteSaver
 
     if not target.exists():
-        return _into_new_sqlite(target, lambda saver: write_threads(saver, plans, undo=False))
+        return _into_new_sqlite(
+            target, lambda saver: write_threads(saver, found, plans, undo=False)
+        )
     with SqliteSaver.from_conn_string(str(target)) as saver:
-        return write_threads(saver, plans, undo=True)
+        return write_threads(saver, found, plans, undo=True)
 
 
 def _connect_postgres(dsn: str) -> Any:
@@ -216,13 +218,13 @@ def _connect_postgres(dsn: str) -> Any:
     return conn
 
 
-def _into_postgres(conn: Any, plans: list[Any]) -> Any:
+def _into_postgres(conn: Any, found: Any, plans: Any) -> Any:
     """Write in one transaction: a failure (or a crash) rolls everything back."""
     from stategraph.checkpoint.langgraph_import._write import write_threads
     from stategraph.checkpoint.postgres import PostgresSaver
 
     with conn, conn.transaction():
-        return write_threads(PostgresSaver(conn), plans, undo=False)
+        return write_threads(PostgresSaver(conn), found, plans, undo=False)
 
 
 def _one_line(exc: Exception) -> CliError:
@@ -252,8 +254,11 @@ def _one_line(exc: Exception) -> CliError:
 
 def run(args: argparse.Namespace) -> int:
     """Import and print what was copied."""
-    from stategraph.checkpoint.langgraph_import import LangGraphImportError, read_langgraph
+    from stategraph.checkpoint.langgraph_import import LangGraphImportError
+    from stategraph.checkpoint.langgraph_import._decode import LangGraphDecoder
     from stategraph.checkpoint.langgraph_import._guard import LangGraphDatabaseError
+    from stategraph.checkpoint.langgraph_import._plan import plans, survey
+    from stategraph.checkpoint.langgraph_import._read import open_source
 
     if bool(args.sqlite) == bool(args.postgres):
         raise CliError("Name the stategraph database to write: --sqlite FILE or --postgres DSN.")
@@ -268,17 +273,19 @@ def run(args: argparse.Namespace) -> int:
             from stategraph.cli.loading import load_graph
 
             graph = load_graph(args.graph)
+        decoder = LangGraphDecoder(allowed, strict=args.strict)
+        wanted = list(dict.fromkeys(args.thread)) or None
         try:
-            plans = read_langgraph(
-                args.source,
-                threads=args.thread or None,
-                allowed_types=allowed,
-                strict=args.strict,
-                graph=graph,
-            )
-            report = (
-                _into_sqlite(target, plans) if target is not None else _into_postgres(conn, plans)
-            )
+            # the whole source is checked before the target is touched, then read again
+            # (same snapshot) a batch of threads at a time as it is written
+            with open_source(args.source, decoder, wanted) as source:
+                found = survey(source, graph)
+                todo = plans(source, graph)
+                report = (
+                    _into_sqlite(target, found, todo)
+                    if target is not None
+                    else _into_postgres(conn, found, todo)
+                )
         except (FileNotFoundError, LangGraphImportError, LangGraphDatabaseError) as exc:
             raise _one_line(exc) from exc
     finally:

@@ -39,11 +39,11 @@ from stategraph.checkpoint.langgraph_import._errors import (
     LangGraphTargetError,
     LangGraphValueError,
 )
-from stategraph.checkpoint.langgraph_import._write import ImportReport
+from stategraph.checkpoint.langgraph_import._report import ImportReport
 
 __all__ = [
     "import_langgraph",
-    "read_langgraph",
+    "check_langgraph",
     "ImportReport",
     "LangGraphDatabaseError",
     "LangGraphImportError",
@@ -62,45 +62,39 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _is_postgres(source: str | Path) -> bool:
-    text = str(source)
-    return text.startswith(("postgresql://", "postgres://")) or (
-        "=" in text and not Path(text).exists()
-    )
+def _open(
+    source: str | Path,
+    threads: Sequence[str] | None,
+    allowed_types: Iterable[type],
+    strict: bool,
+) -> Any:
+    from stategraph.checkpoint.langgraph_import._decode import LangGraphDecoder
+    from stategraph.checkpoint.langgraph_import._read import open_source
+
+    decoder = LangGraphDecoder(allowed_types, strict=strict)
+    wanted = list(dict.fromkeys(str(t) for t in threads)) if threads else None
+    return open_source(source, decoder, wanted)
 
 
-def read_langgraph(
+def check_langgraph(
     source: str | Path,
     *,
     threads: Sequence[str] | None = None,
     allowed_types: Iterable[type] = (),
     strict: bool = False,
     graph: Any = None,
-) -> list[Any]:
-    """Read, load and check everything :func:`import_langgraph` would write (a list of
-    per-thread plans), writing nothing: every error the import can meet in the source
-    is raised here. Arguments as for :func:`import_langgraph`."""
-    from stategraph.checkpoint.langgraph_import._decode import LangGraphDecoder
-    from stategraph.checkpoint.langgraph_import._plan import plan_threads
-    from stategraph.checkpoint.langgraph_import._read import read_postgres, read_sqlite
+) -> ImportReport:
+    """A dry run of :func:`import_langgraph`: read, load and check the whole source and
+    report what an import would write (``threads``, ``checkpoints``, ``writes``),
+    writing nothing. Raises every error the import can meet in the source; arguments
+    as for :func:`import_langgraph`."""
+    from stategraph.checkpoint.langgraph_import._plan import survey
 
-    decoder = LangGraphDecoder(allowed_types, strict=strict)
-    wanted = list(dict.fromkeys(str(t) for t in threads)) if threads else None
-    records = (
-        read_postgres(str(source), decoder, wanted)
-        if _is_postgres(source)
-        else read_sqlite(source, decoder, wanted)
+    with _open(source, threads, allowed_types, strict) as opened:
+        found = survey(opened, graph)
+    return ImportReport(
+        threads=list(found.heads), checkpoints=found.checkpoints, writes=found.writes
     )
-    plans = plan_threads(records, graph)
-    if wanted:
-        found = {plan.thread_id for plan in plans}
-        missing = [t for t in wanted if t not in found]
-        if missing:
-            raise LangGraphNotFound(
-                f"The source has no thread {', '.join(repr(t) for t in missing)}: nothing "
-                "was imported."
-            )
-    return plans
 
 
 def import_langgraph(
@@ -132,14 +126,15 @@ def import_langgraph(
             the same result (finished tasks run once more), but a thread paused inside
             a subgraph pauses again.
 
-    All or nothing: the whole source is read in one snapshot and every value loaded and
-    checked before the first write. A thread whose last checkpoint is already in
-    ``saver`` (imported before) is skipped (``report.skipped``); one that is there
-    without it is refused before anything is written. If writing fails part-way, the
-    threads this import wrote are deleted again and :class:`LangGraphTargetError` says
-    so. (To survive a crash of the process too, write inside a database transaction,
-    as ``stategraph import-langgraph --postgres`` does, or into a new file, as
-    ``--sqlite`` does.)
+    All or nothing: the source is read in one snapshot, and every value loaded and
+    checked before the first write (then read again, a batch of threads at a time, to
+    write it: memory holds one batch, not the whole source). A thread whose last
+    checkpoint is already in ``saver`` (imported before) is skipped
+    (``report.skipped``); one that is there without it is refused before anything is
+    written. If writing fails part-way, the threads this import wrote are deleted again
+    and :class:`LangGraphTargetError` says so. (To survive a crash of the process too,
+    write inside a database transaction, as ``stategraph import-langgraph --postgres``
+    does, or into a new file, as ``--sqlite`` does.)
 
     Raises :class:`LangGraphImportError`, naming the source thread, namespace,
     checkpoint and channel concerned: :class:`LangGraphSourceError` (not a LangGraph
@@ -148,9 +143,9 @@ def import_langgraph(
     ``DeserializationError``) or :class:`LangGraphTargetError`; ``FileNotFoundError``
     for a missing SQLite file.
     """
+    from stategraph.checkpoint.langgraph_import._plan import plans, survey
     from stategraph.checkpoint.langgraph_import._write import write_threads
 
-    plans = read_langgraph(
-        source, threads=threads, allowed_types=allowed_types, strict=strict, graph=graph
-    )
-    return write_threads(saver, plans)
+    with _open(source, threads, allowed_types, strict) as opened:
+        found = survey(opened, graph)
+        return write_threads(saver, found, plans(opened, graph))

@@ -1,14 +1,17 @@
 """Turning decoded LangGraph checkpoints into what a stategraph saver is given.
 
-:func:`plan_threads` converts every record (checkpoint body, channel versions, pending
-writes, re-keyed ids when the application's graph is given) into a
-:class:`ThreadPlan` per thread, checking each value on the way, so that every error is
-found, and named, before the first write.
+:func:`plans` converts the records of each thread (checkpoint body, channel versions,
+pending writes, re-keyed ids when the application's graph is given) into a
+:class:`ThreadPlan`, checking each value on the way. :func:`survey` runs it over the
+whole source first, keeping only what checking the target needs, so that every error
+is found, and named, before the first write; the plans are then made again, one batch
+of threads at a time, as they are written.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,9 +20,10 @@ from stategraph.checkpoint.langgraph_import._errors import (
     LangGraphValueError,
     Where,
 )
-from stategraph.checkpoint.langgraph_import._read import LgCheckpoint
+from stategraph.checkpoint.langgraph_import._read import LangGraphSource
+from stategraph.checkpoint.langgraph_import._rows import LgCheckpoint
 
-__all__ = ["Put", "ThreadPlan", "plan_threads"]
+__all__ = ["Put", "ThreadPlan", "Survey", "plan_threads", "plans", "survey"]
 
 _PULL_PREFIX = "~__pregel_pull, "
 _NS_SEP = "|"
@@ -287,3 +291,32 @@ def plan_threads(records: list[LgCheckpoint], graph: Any = None) -> list[ThreadP
     if batch:
         plans.append(_plan_thread(batch, graph))
     return plans
+
+
+def plans(source: LangGraphSource, graph: Any = None) -> Iterator[ThreadPlan]:
+    """The plan of each thread of ``source``, read a batch of threads at a time."""
+    for records in source.threads():
+        yield _plan_thread(records, graph)
+
+
+@dataclass
+class Survey:
+    """What a checked source holds, without its values."""
+
+    heads: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Thread id -> (namespace, checkpoint id) of its last checkpoint (the one written
+    last; it is in the target once the whole thread is)."""
+    checkpoints: int = 0
+    writes: int = 0
+
+
+def survey(source: LangGraphSource, graph: Any = None) -> Survey:
+    """Read, load and check every thread of ``source`` (raising the first error),
+    keeping only each thread's last checkpoint and the counts."""
+    found = Survey()
+    for plan in plans(source, graph):
+        head = plan.puts[-1]
+        found.heads[plan.thread_id] = (head.checkpoint_ns, head.checkpoint_id)
+        found.checkpoints += len(plan.puts)
+        found.writes += plan.writes
+    return found

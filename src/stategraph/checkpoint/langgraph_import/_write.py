@@ -18,27 +18,14 @@ written so far, which were not in the target before, are deleted again
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 from typing import Any
 
 from stategraph.checkpoint.langgraph_import._errors import LangGraphTargetError, Where
-from stategraph.checkpoint.langgraph_import._plan import Put, ThreadPlan
+from stategraph.checkpoint.langgraph_import._plan import Put, Survey, ThreadPlan
+from stategraph.checkpoint.langgraph_import._report import ImportReport
 
 __all__ = ["ImportReport", "write_threads"]
-
-
-@dataclass
-class ImportReport:
-    """What :func:`~stategraph.checkpoint.langgraph_import.import_langgraph` copied."""
-
-    threads: list[str] = field(default_factory=list)
-    """Thread ids written, in the order they were imported."""
-    checkpoints: int = 0
-    """Checkpoints written (all namespaces)."""
-    writes: int = 0
-    """Pending writes written."""
-    skipped: list[str] = field(default_factory=list)
-    """Threads already imported (the target holds their last checkpoint): not touched."""
 
 
 def _config(put: Put, checkpoint_id: str | None) -> dict[str, Any]:
@@ -48,37 +35,45 @@ def _config(put: Put, checkpoint_id: str | None) -> dict[str, Any]:
     return {"configurable": conf}
 
 
-def _state_in_target(saver: Any, plan: ThreadPlan) -> str:
+def _state_in_target(saver: Any, thread_id: str, head: tuple[str, str]) -> str:
     """``"new"``, ``"imported"`` (its last checkpoint is there) or ``"other"``."""
-    head = plan.puts[-1]
-    where = Where(plan.thread_id)
     try:
         any_checkpoint = next(
-            iter(saver.list({"configurable": {"thread_id": plan.thread_id}}, limit=1)), None
+            iter(saver.list({"configurable": {"thread_id": thread_id}}, limit=1)), None
         )
         if any_checkpoint is None:
             return "new"
-        found = saver.get_tuple(_config(head, head.checkpoint_id))
+        ns, checkpoint_id = head
+        found = saver.get_tuple(
+            {
+                "configurable": {
+                    "thread_id": thread_id,
+                    "checkpoint_ns": ns,
+                    "checkpoint_id": checkpoint_id,
+                }
+            }
+        )
     except Exception as exc:
         raise LangGraphTargetError(
-            f"Cannot read thread {plan.thread_id!r} in the target to check it is not there "
+            f"Cannot read thread {thread_id!r} in the target to check it is not there "
             f"yet: {type(exc).__name__}: {exc}. Nothing was imported.",
-            where,
+            Where(thread_id),
         ) from exc
     return "other" if found is None else "imported"
 
 
-def _check_target(saver: Any, plans: list[ThreadPlan], report: ImportReport) -> list[ThreadPlan]:
-    """The plans to write; refuse (before any write) threads the target holds otherwise."""
-    todo, clashes = [], []
-    for plan in plans:
-        state = _state_in_target(saver, plan)
+def _check_target(saver: Any, found: Survey, report: ImportReport) -> set[str]:
+    """The threads to write; refuse (before any write) threads the target holds otherwise."""
+    todo: set[str] = set()
+    clashes = []
+    for thread_id, head in found.heads.items():
+        state = _state_in_target(saver, thread_id, head)
         if state == "new":
-            todo.append(plan)
+            todo.add(thread_id)
         elif state == "imported":
-            report.skipped.append(plan.thread_id)
+            report.skipped.append(thread_id)
         else:
-            clashes.append(plan.thread_id)
+            clashes.append(thread_id)
     if clashes:
         names = ", ".join(repr(t) for t in clashes[:10]) + (" ..." if len(clashes) > 10 else "")
         raise LangGraphTargetError(
@@ -131,18 +126,23 @@ def _undo(saver: Any, written: list[str]) -> str:
     return f"Nothing was imported: the {len(written)} thread(s) written were removed again."
 
 
-def write_threads(saver: Any, plans: list[ThreadPlan], *, undo: bool = True) -> ImportReport:
-    """Write ``plans`` into ``saver``: every thread not there yet, or (on failure) none.
+def write_threads(
+    saver: Any, found: Survey, plans: Iterable[ThreadPlan], *, undo: bool = True
+) -> ImportReport:
+    """Write ``plans`` (of the checked source ``found``) into ``saver``: every thread not
+    there yet, or (on failure) none.
 
     With ``undo=False`` a failure leaves what was written to the caller's transaction,
     which it must roll back.
     """
     report = ImportReport()
-    todo = _check_target(saver, plans, report)
+    todo = _check_target(saver, found, report)
     written: list[str] = []
     where = Where()
     try:
-        for plan in todo:
+        for plan in plans:
+            if plan.thread_id not in todo:
+                continue
             written.append(plan.thread_id)
             for n, put in enumerate(plan.puts):
                 where = put.where
