@@ -147,7 +147,12 @@ def _into_new_sqlite(target: Path, write: Callable[[Any], Any]) -> Any:
     """Write into a temporary file beside ``target``, renamed to it once complete."""
     from stategraph.checkpoint.sqlite import SqliteSaver
 
-    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".importing", dir=target.parent)
+    try:
+        fd, name = tempfile.mkstemp(
+            prefix=f".{target.name}.", suffix=".importing", dir=target.parent
+        )
+    except OSError as exc:
+        raise CliError(f"Cannot create {target}: {exc}", EXIT_NOT_IMPORTED) from exc
     os.close(fd)
     temp = Path(name)
     try:
