@@ -24,6 +24,7 @@ from stategraph.checkpoint.langgraph_import import (
     LangGraphSourceError,
     LangGraphTargetError,
     LangGraphValueError,
+    _plan,
     _read,
     check_langgraph,
     import_langgraph,
@@ -257,9 +258,11 @@ def test_every_value_is_checked_before_the_first_write(tmp_path: Path) -> None:
 def test_threads_are_read_a_batch_at_a_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The source is checked whole, then read again a batch of threads at a time (one
-    snapshot): the same import, and a bad value in the last batch still writes nothing."""
+    """A source too big to keep is checked whole, then read again a batch of threads at a
+    time (one snapshot): the same import, and a bad value in the last batch still
+    writes nothing."""
     monkeypatch.setattr(_read, "BATCH_THREADS", 1)
+    monkeypatch.setattr(_plan, "KEEP_BYTES", 0)
     saver = InMemorySaver()
     assert import_langgraph(SOURCE, saver) == ImportReport(
         threads=ALL_THREADS, checkpoints=16, writes=25
@@ -546,6 +549,7 @@ def test_postgres_source_resumes_as_langgraph_resumes_it(
     pg_source: Any, batch: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(_read, "BATCH_THREADS", batch)
+    monkeypatch.setattr(_plan, "KEEP_BYTES", 0 if batch == 1 else _plan.KEEP_BYTES)
     saver = InMemorySaver()
     report = import_with_graphs(pg_source.conninfo, saver)
     assert report.threads == ALL_THREADS

@@ -285,7 +285,7 @@ def run(args: argparse.Namespace) -> int:
             # (same snapshot) a batch of threads at a time as it is written
             with open_source(args.source, decoder, wanted) as source:
                 found = survey(source, graph)
-                todo = plans(source, graph)
+                todo = plans(source, found, graph)
                 report = (
                     _into_sqlite(target, found, todo)
                     if target is not None

@@ -127,8 +127,9 @@ def import_langgraph(
             a subgraph pauses again.
 
     All or nothing: the source is read in one snapshot, and every value loaded and
-    checked before the first write (then read again, a batch of threads at a time, to
-    write it: memory holds one batch, not the whole source). A thread whose last
+    checked before the first write (a source over 32 MiB of stored values is then read
+    again, a batch of threads at a time, to write it: memory holds one batch, not the
+    whole source). A thread whose last
     checkpoint is already in ``saver`` (imported before) is skipped
     (``report.skipped``); one that is there without it is refused before anything is
     written. If writing fails part-way, the threads this import wrote are deleted again
@@ -148,4 +149,4 @@ def import_langgraph(
 
     with _open(source, threads, allowed_types, strict) as opened:
         found = survey(opened, graph)
-        return write_threads(saver, found, plans(opened, graph))
+        return write_threads(saver, found, plans(opened, found, graph))

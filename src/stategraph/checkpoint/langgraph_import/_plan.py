@@ -23,7 +23,7 @@ from stategraph.checkpoint.langgraph_import._errors import (
 from stategraph.checkpoint.langgraph_import._read import LangGraphSource
 from stategraph.checkpoint.langgraph_import._rows import LgCheckpoint
 
-__all__ = ["Put", "ThreadPlan", "Survey", "plan_threads", "plans", "survey"]
+__all__ = ["Put", "ThreadPlan", "Survey", "KEEP_BYTES", "plan_threads", "plans", "survey"]
 
 _PULL_PREFIX = "~__pregel_pull, "
 _NS_SEP = "|"
@@ -293,30 +293,52 @@ def plan_threads(records: list[LgCheckpoint], graph: Any = None) -> list[ThreadP
     return plans
 
 
-def plans(source: LangGraphSource, graph: Any = None) -> Iterator[ThreadPlan]:
-    """The plan of each thread of ``source``, read a batch of threads at a time."""
-    for records in source.threads():
-        yield _plan_thread(records, graph)
+KEEP_BYTES = 32 * 1024 * 1024
+"""A source whose stored payload is at most this big is checked and written from one
+reading (its plans kept in memory); a bigger one is read twice (from the same snapshot)
+so that memory holds one batch of threads at a time."""
 
 
 @dataclass
 class Survey:
-    """What a checked source holds, without its values."""
+    """What a checked source holds: each thread's last checkpoint, the counts, and the
+    plans themselves when the source is small enough to keep them."""
 
     heads: dict[str, tuple[str, str]] = field(default_factory=dict)
     """Thread id -> (namespace, checkpoint id) of its last checkpoint (the one written
     last; it is in the target once the whole thread is)."""
     checkpoints: int = 0
     writes: int = 0
+    kept: list[ThreadPlan] | None = field(default_factory=list)
+    """Every plan, or ``None`` when the source was too big to keep them."""
 
 
 def survey(source: LangGraphSource, graph: Any = None) -> Survey:
-    """Read, load and check every thread of ``source`` (raising the first error),
-    keeping only each thread's last checkpoint and the counts."""
+    """Read, load and check every thread of ``source`` (raising the first error)."""
     found = Survey()
-    for plan in plans(source, graph):
-        head = plan.puts[-1]
-        found.heads[plan.thread_id] = (head.checkpoint_ns, head.checkpoint_id)
-        found.checkpoints += len(plan.puts)
-        found.writes += plan.writes
+    kept_bytes = 0
+    for batch, size in source.batches():
+        batch_plans = [_plan_thread(records, graph) for records in batch]
+        for plan in batch_plans:
+            head = plan.puts[-1]
+            found.heads[plan.thread_id] = (head.checkpoint_ns, head.checkpoint_id)
+            found.checkpoints += len(plan.puts)
+            found.writes += plan.writes
+        kept_bytes += size
+        if found.kept is not None:
+            if kept_bytes <= KEEP_BYTES:
+                found.kept.extend(batch_plans)
+            else:
+                found.kept = None  # read again when writing: one batch at a time
     return found
+
+
+def plans(source: LangGraphSource, found: Survey, graph: Any = None) -> Iterator[ThreadPlan]:
+    """The plan of each thread of the surveyed ``source``: the kept ones, or read again
+    a batch of threads at a time."""
+    if found.kept is not None:
+        yield from found.kept
+        return
+    for batch, _size in source.batches():
+        for records in batch:
+            yield _plan_thread(records, graph)

@@ -3,9 +3,9 @@
 :func:`open_source` opens the source in one read-only transaction, so every read sees
 one snapshot of a database a LangGraph application may still be writing, and checks
 its tables are LangGraph's. The open :class:`LangGraphSource` lists the threads, then
-gives their checkpoints a batch of threads at a time (:meth:`LangGraphSource.threads`),
-so an import holds at most one batch in memory, and can read the source twice (once
-to check everything, once to write) from the same snapshot.
+gives their checkpoints a batch of threads at a time (:meth:`LangGraphSource.batches`),
+so an import need not hold the whole source in memory, and can read it twice (once to
+check everything, once to write) from the same snapshot.
 
 Threads come in ``thread_id`` order; within a thread, namespaces in order and parents
 before children (checkpoint ids are time-ordered). Every failure is a
@@ -67,8 +67,9 @@ class LangGraphSource(ABC):
         """The distinct thread ids of the checkpoints (as stored), in order."""
 
     @abstractmethod
-    def _batch(self, thread_ids: list[str]) -> list[LgCheckpoint]:
-        """The checkpoints of these threads, loaded, in thread order."""
+    def _batch(self, thread_ids: list[str]) -> tuple[list[LgCheckpoint], int]:
+        """The checkpoints of these threads, loaded, in thread order; and the bytes of
+        stored payload they were loaded from."""
 
     def thread_ids(self) -> list[str]:
         """The ids of the threads to read (checked; in order)."""
@@ -85,19 +86,25 @@ class LangGraphSource(ABC):
             self._ids = found
         return self._ids
 
-    def threads(self) -> Iterator[list[LgCheckpoint]]:
-        """Each thread's checkpoints, read :data:`BATCH_THREADS` threads at a time."""
+    def batches(self) -> Iterator[tuple[list[list[LgCheckpoint]], int]]:
+        """Each batch of :data:`BATCH_THREADS` threads: their checkpoints (a list per
+        thread) and the bytes of stored payload they were loaded from."""
         ids = self.thread_ids()
         for start in range(0, len(ids), BATCH_THREADS):
-            batch = self._batch(ids[start : start + BATCH_THREADS])
+            batch, size = self._batch(ids[start : start + BATCH_THREADS])
             by_thread: dict[str, list[LgCheckpoint]] = {}
             for record in batch:
                 by_thread.setdefault(record.thread_id, []).append(record)
-            yield from by_thread.values()
+            yield list(by_thread.values()), size
 
 
 def _marks(n: int, mark: str) -> str:
     return ", ".join([mark] * n)
+
+
+def _size(*values: Any) -> int:
+    """Bytes of the stored payloads among ``values``."""
+    return sum(len(v) for v in values if isinstance(v, (bytes, bytearray, memoryview, str)))
 
 
 # -- SQLite ---------------------------------------------------------------------------
@@ -182,7 +189,7 @@ class SqliteSource(LangGraphSource):
         )
         return [row[0] for row in found]
 
-    def _batch(self, thread_ids: list[str]) -> list[LgCheckpoint]:
+    def _batch(self, thread_ids: list[str]) -> tuple[list[LgCheckpoint], int]:
         marks = _marks(len(thread_ids), "?")
         checkpoints = self._query(
             "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, "
@@ -197,6 +204,7 @@ class SqliteSource(LangGraphSource):
             thread_ids,
         )
         decoder = self.decoder
+        size = sum(_size(r[5], r[6]) for r in checkpoints) + sum(_size(r[8]) for r in write_rows)
         writes: dict[tuple[Any, Any, Any], list[LgWrite]] = {}
         for t, ns, cid, *rest in write_rows:
             writes.setdefault((t, ns, cid), []).append(
@@ -216,7 +224,7 @@ class SqliteSource(LangGraphSource):
                     writes.get((t, ns, cid), []),
                 )
             )
-        return out
+        return out, size
 
 
 @contextmanager
@@ -303,13 +311,14 @@ class PostgresSource(LangGraphSource):
         )
         return [row[0] for row in found]
 
-    def _batch(self, thread_ids: list[str]) -> list[LgCheckpoint]:
+    def _batch(self, thread_ids: list[str]) -> tuple[list[LgCheckpoint], int]:
         checkpoints = self._query(
             "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, "
             "checkpoint, metadata FROM checkpoints WHERE thread_id = ANY(%s) "
             "ORDER BY thread_id, checkpoint_ns, checkpoint_id",
             [thread_ids],
         )
+        size = 0
         blobs: dict[tuple[str, str, str, str], Any] = {}
         for t, ns, channel, version, vtype, blob in self._query(
             "SELECT thread_id, checkpoint_ns, channel, version, type, blob "
@@ -317,6 +326,7 @@ class PostgresSource(LangGraphSource):
             [thread_ids],
         ):
             blobs[(t, ns, channel, str(version))] = (vtype, blob)
+            size += _size(blob)
         decoder = self.decoder
         writes: dict[tuple[str, str, str], list[LgWrite]] = {}
         for t, ns, cid, *rest in self._query(
@@ -324,6 +334,7 @@ class PostgresSource(LangGraphSource):
             "type, blob FROM checkpoint_writes WHERE thread_id = ANY(%s) ORDER BY task_id, idx",
             [thread_ids],
         ):
+            size += _size(rest[-1])
             writes.setdefault((t, ns, cid), []).append(
                 rows.write(decoder, rest, rows.ids(t, ns, cid))
             )
@@ -361,7 +372,7 @@ class PostgresSource(LangGraphSource):
                     writes.get((t, ns, cid), []),
                 )
             )
-        return out
+        return out, size
 
 
 @contextmanager
