@@ -213,6 +213,7 @@ BASE = {
 }
 
 
+@pytest.mark.filterwarnings("ignore::UserWarning")  # hostile state keys the graph drops
 def test_no_route_answers_500_to_hostile_fields(make_client: Any) -> None:
     """Runs go to a new thread each: a run that fails in a node (500, ``__error__``) is
     the run's outcome, not the request's."""
