@@ -73,7 +73,7 @@ def make_client(demo_db: str, demo: ModuleType) -> Iterator[AppFactory]:
 
     def make(
         *, allow_writes: bool = False, with_graph: bool = True, token: str | None = None,
-        with_store: bool = True, path: str | None = None,
+        with_store: bool = True, path: str | None = None, limits: Any = None,
     ) -> TestClient:  # fmt: skip
         db = path or demo_db
         if allow_writes:
@@ -96,6 +96,7 @@ def make_client(demo_db: str, demo: ModuleType) -> Iterator[AppFactory]:
             index=index,
             allow_writes=allow_writes,
             token=token,
+            limits=limits,
         )
         client = TestClient(app, base_url="http://127.0.0.1:2024")
         stack.enter_context(client)
@@ -119,15 +120,17 @@ def free_port() -> int:
 
 
 class LiveServer:
-    """A studio served by uvicorn on a free loopback port, in a thread."""
+    """A studio served by uvicorn on a free loopback port, in a thread, configured as
+    ``stategraph studio`` serves it (:func:`stategraph.studio.serving.uvicorn_config`)."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, limits: Any = None) -> None:
         import uvicorn
+
+        from stategraph.studio.serving import uvicorn_config
 
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
-        self.server = uvicorn.Server(config)
+        self.server = uvicorn.Server(uvicorn_config(app, "127.0.0.1", self.port, limits))
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     def __enter__(self) -> LiveServer:

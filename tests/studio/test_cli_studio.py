@@ -111,3 +111,30 @@ def test_token_server_process(serve):
     assert _get(base + "/")[0] == 401
     status, body = _get(base + "/threads/failed/state", **{"Authorization": "Bearer tok-123"})
     assert status == 200 and json.loads(body)["values"]["topic"] == "forbidden lore"
+
+
+def test_the_server_process_applies_its_request_limits(serve):
+    """``stategraph studio --header-timeout/--body-timeout/--max-body-mib``: a client
+    that never finishes its headers is cut off, a body too large is 413."""
+    import socket
+
+    base = serve("--header-timeout", "0.5", "--body-timeout", "0.5", "--max-body-mib", "1")
+    port = int(base.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        sock.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        started = time.monotonic()
+        sock.settimeout(5)
+        while sock.recv(4096):
+            pass
+        assert time.monotonic() - started < 3
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        sock.sendall(
+            b"POST /threads/search HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+            b"application/json\r\nContent-Length: 2000000\r\n\r\n"
+        )  # answered before the body is sent
+        answer = b""
+        while chunk := sock.recv(4096):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 413") and b"--max-body-mib" in answer
+    status, _ = _post(base + "/threads/search", {"limit": 1})
+    assert status == 200

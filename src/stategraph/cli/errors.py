@@ -10,6 +10,8 @@ __all__ = [
     "EXIT_NOT_FOUND",
     "EXIT_INTERRUPTED",
     "EXIT_MISSING_DEPENDENCY",
+    "EXIT_BAD_DATA",
+    "EXIT_NOT_IMPORTED",
 ]
 
 EXIT_OK = 0
@@ -24,6 +26,12 @@ EXIT_INTERRUPTED = 4
 """``resume``: the run paused again on an interrupt (answer it with another resume)."""
 EXIT_MISSING_DEPENDENCY = 5
 """An optional dependency is missing (Pillow for PNG, psycopg for PostgreSQL)."""
+EXIT_BAD_DATA = 6
+"""A stored value cannot be read: malformed, refused by the decoder, or written by a
+newer stategraph (``import-langgraph``: a value of the source; nothing was written)."""
+EXIT_NOT_IMPORTED = 7
+"""``import-langgraph``: the target refused the import (a thread already there with
+other checkpoints) or writing failed; nothing was imported."""
 
 
 class CliError(Exception):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from stategraph.cli._numbers import whole_number
 from stategraph.cli.checkpoints import (
     pending_interrupts,
     pending_nodes,
@@ -29,7 +30,9 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument(
         "--ns", default="", metavar="NAMESPACE", help="checkpoint namespace (a subgraph's)"
     )
-    parser.add_argument("--limit", type=int, metavar="N", help="show at most N checkpoints")
+    parser.add_argument(
+        "--limit", type=whole_number(1), metavar="N", help="show at most N checkpoints"
+    )
     parser.add_argument("--json", action="store_true", help="print JSON")
 
 

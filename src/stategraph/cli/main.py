@@ -30,6 +30,8 @@ exit codes:
   3  database, thread or checkpoint not found
   4  resume: the run paused again on an interrupt
   5  an optional dependency is missing (Pillow for PNG, psycopg for PostgreSQL)
+  6  a stored value cannot be read (malformed, refused, or from a newer stategraph)
+  7  import-langgraph: the target refused the import or writing failed (nothing imported)
 """
 
 
@@ -85,7 +87,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CliError as exc:
         if args.traceback:
             raise
-        print(f"stategraph {args.command}: error: {exc.message}", file=sys.stderr)
+        message = " ".join(exc.message.split())  # one line, whatever the cause printed
+        print(f"stategraph {args.command}: error: {message}", file=sys.stderr)
         return exc.code
     except KeyboardInterrupt:
         return 130

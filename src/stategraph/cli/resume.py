@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
     """Resume the thread."""
     graph = load_graph(args.graph)
     if has_saver(args):
-        with open_saver(args) as saver:
+        with open_saver(args, writable=True) as saver:
             return _resume(graph.copy(checkpointer=saver), args)
     if graph.checkpointer in (None, False, True):
         raise CliError(

@@ -7,18 +7,17 @@ import ipaddress
 import os
 import time
 from contextlib import ExitStack
-from pathlib import Path
 from typing import Any
 
+from stategraph.cli._numbers import whole_number
 from stategraph.cli.errors import (
     EXIT_MISSING_DEPENDENCY,
-    EXIT_NOT_FOUND,
     EXIT_OK,
     EXIT_USAGE,
     CliError,
 )
 from stategraph.cli.loading import load_graph
-from stategraph.cli.savers import add_saver_arguments
+from stategraph.cli.savers import add_saver_arguments, open_checkpoint_saver
 from stategraph.cli.stores import open_store
 
 __all__ = ["add_parser", "run", "is_loopback", "open_store"]
@@ -50,7 +49,9 @@ def add_parser(subparsers: Any) -> None:
         help="allow answering interrupts, updating state, forking and runs",
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=2024, help="port (default 2024)")
+    parser.add_argument(
+        "--port", type=whole_number(1, 65535), default=2024, help="port (default 2024)"
+    )
     parser.add_argument(
         "--token",
         default=os.environ.get("STATEGRAPH_STUDIO_TOKEN"),
@@ -61,6 +62,41 @@ def add_parser(subparsers: Any) -> None:
         default="agent",
         help="the graph's assistant id in the API (default agent)",
     )
+    limits = parser.add_argument_group("request limits")
+    limits.add_argument(
+        "--max-body-mib",
+        type=whole_number(1, 4096),
+        default=16,
+        metavar="MIB",
+        help="largest request body, in MiB (default 16; larger: 413)",
+    )
+    limits.add_argument(
+        "--header-timeout",
+        type=seconds,
+        default=10.0,
+        metavar="S",
+        help="seconds a client has to send a request's headers (default 10)",
+    )
+    limits.add_argument(
+        "--body-timeout",
+        type=seconds,
+        default=60.0,
+        metavar="S",
+        help="seconds a client has to send a request's body (default 60; later: 408)",
+    )
+
+
+def seconds(text: str) -> float:
+    """A positive number of seconds (``argparse`` type)."""
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and 0 < value <= 86400):
+        raise argparse.ArgumentTypeError(f"expected seconds from 0 to 86400, got {text!r}")
+    return value
 
 
 def is_loopback(host: str) -> bool:
@@ -74,45 +110,21 @@ def is_loopback(host: str) -> bool:
 
 
 def _saver(args: argparse.Namespace, stack: ExitStack) -> Any:
-    if args.sqlite and args.postgres:
-        raise CliError("Give either --sqlite or --postgres, not both.", EXIT_USAGE)
-    if args.sqlite:
-        import sqlite3
-
-        from stategraph.checkpoint.sqlite import SqliteSaver
-
-        if not Path(args.sqlite).is_file():
-            raise CliError(f"No such SQLite file: {args.sqlite}", EXIT_NOT_FOUND)
-        if args.allow_writes:
-            conn = sqlite3.connect(args.sqlite, check_same_thread=False, isolation_level=None)
-        else:  # the file itself refuses writes
-            conn = sqlite3.connect(
-                f"file:{args.sqlite}?mode=ro",
-                uri=True,
-                check_same_thread=False,
-                isolation_level=None,
-            )
-        stack.callback(conn.close)
-        return SqliteSaver(conn)
-    if args.postgres:
-        try:
-            from stategraph.checkpoint.postgres import PostgresSaver
-        except ImportError as exc:
-            raise CliError(
-                f"PostgreSQL needs psycopg: pip install 'stategraph[postgres]' ({exc}).",
-                EXIT_MISSING_DEPENDENCY,
-            ) from exc
-        return stack.enter_context(PostgresSaver.from_conn_string(args.postgres))
-    raise CliError("Name the checkpoint database: --sqlite FILE or --postgres DSN.", EXIT_USAGE)
+    """The checkpoint saver: read-only (the SQLite file opened read-only, a read-only
+    PostgreSQL session) unless ``--allow-writes``; a database without stategraph's
+    checkpoints is refused, never created."""
+    return open_checkpoint_saver(
+        stack, sqlite=args.sqlite, postgres=args.postgres, writable=args.allow_writes
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     """Serve the studio until interrupted."""
     try:
-        import uvicorn
-
         from stategraph.studio.app import create_app
+        from stategraph.studio.limits import StudioLimits
         from stategraph.studio.reading import thread_index_for, warm
+        from stategraph.studio.serving import serve
     except ImportError as exc:
         raise CliError(
             f"The studio needs its extra: pip install 'stategraph[studio]' ({exc}).",
@@ -125,6 +137,11 @@ def run(args: argparse.Namespace) -> int:
             "(or STATEGRAPH_STUDIO_TOKEN).",
             EXIT_USAGE,
         )
+    limits = StudioLimits(
+        max_body_bytes=args.max_body_mib * 1024 * 1024,
+        header_timeout=args.header_timeout,
+        body_timeout=args.body_timeout,
+    )
     graph = load_graph(args.graph) if args.graph else None
     with ExitStack() as stack:
         saver = _saver(args, stack)
@@ -144,10 +161,11 @@ def run(args: argparse.Namespace) -> int:
             allow_writes=args.allow_writes,
             token=token,
             assistant_id=args.assistant_id,
+            limits=limits,
         )
         where = f"http://{args.host}:{args.port}/"
         print(f"stategraph studio on {where}" + (f"?token={token}" if token else ""), flush=True)
         if not args.allow_writes:
             print("read-only (start with --allow-writes to act on threads)", flush=True)
-        uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+        serve(app, args.host, args.port, limits)
     return EXIT_OK

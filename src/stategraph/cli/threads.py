@@ -6,6 +6,7 @@ import argparse
 import json
 from typing import Any
 
+from stategraph.cli._numbers import whole_number
 from stategraph.cli.checkpoints import list_threads, pending_interrupts, pending_nodes
 from stategraph.cli.errors import EXIT_OK, EXIT_USAGE, CliError
 from stategraph.cli.output import print_json, print_table
@@ -30,7 +31,7 @@ def add_parser(subparsers: Any) -> None:
         help="keep threads with a checkpoint whose metadata has KEY equal to VALUE "
         "(VALUE is read as JSON when it parses, e.g. step=3; repeatable)",
     )
-    parser.add_argument("--limit", type=int, metavar="N", help="show at most N threads")
+    parser.add_argument("--limit", type=whole_number(1), metavar="N", help="show at most N threads")
     parser.add_argument("--json", action="store_true", help="print JSON")
 
 

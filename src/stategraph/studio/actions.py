@@ -7,7 +7,6 @@ page to show next (``redirect``) or the errors to show inline (``errors``).
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -19,6 +18,7 @@ from stategraph.studio.answers import schema_errors
 from stategraph.studio.api import JsonResponse
 from stategraph.studio.context import Studio, StudioError
 from stategraph.studio.html import thread_url
+from stategraph.studio.params import identifier, optional_id, read_json_object, text
 from stategraph.types import Command
 
 __all__ = ["action_routes"]
@@ -30,26 +30,21 @@ def _studio(request: Request) -> Studio:
 
 
 async def _json(request: Request) -> dict[str, Any]:
-    try:
-        body = json.loads(await request.body() or b"{}")
-    except json.JSONDecodeError as exc:
-        raise StudioError(f"The request body is not JSON: {exc}", 422) from exc
-    if not isinstance(body, dict):
-        raise StudioError("The request body must be a JSON object.", 422)
-    return body
+    return await read_json_object(request)
 
 
 def _thread(body: dict[str, Any]) -> str:
     thread_id = body.get("thread_id")
-    if not isinstance(thread_id, str) or not thread_id:
+    if thread_id is None or thread_id == "":
         raise StudioError("Name the thread (thread_id).", 422)
-    return thread_id
+    return identifier(thread_id, "thread_id")
 
 
 def _config(thread_id: str, body: dict[str, Any]) -> dict[str, Any]:
-    conf = {"thread_id": thread_id, "checkpoint_ns": body.get("checkpoint_ns") or ""}
-    if body.get("checkpoint_id"):
-        conf["checkpoint_id"] = body["checkpoint_id"]
+    conf = {"thread_id": thread_id, "checkpoint_ns": optional_id(body, "checkpoint_ns", "") or ""}
+    checkpoint_id = optional_id(body, "checkpoint_id")
+    if checkpoint_id:
+        conf["checkpoint_id"] = checkpoint_id
     return {"configurable": conf}
 
 
@@ -69,7 +64,7 @@ async def answer(request: Request) -> Response:
     graph = studio.need_graph("Answering an interrupt")
     body = await _json(request)
     thread_id = _thread(body)
-    interrupt_id = body.get("interrupt_id")
+    interrupt_id = identifier(body.get("interrupt_id"), "interrupt_id")
     config = _config(thread_id, body)
     snap = await run_in_threadpool(graph.get_state, config)
     pending = {i.id: i for t in snap.tasks for i in t.interrupts}
@@ -109,7 +104,7 @@ async def update(request: Request) -> Response:
         return JsonResponse({"errors": ["Values must be a JSON object (state keys)."]}, 422)
     try:
         new = await run_in_threadpool(
-            graph.update_state, _config(thread_id, body), values, body.get("as_node") or None
+            graph.update_state, _config(thread_id, body), values, text(body, "as_node") or None
         )
     except Exception as exc:  # refused before anything was written
         return JsonResponse({"errors": [f"{type(exc).__name__}: {exc}"]}, 422)
@@ -123,7 +118,7 @@ async def fork(request: Request) -> Response:
     graph = studio.need_graph("Forking")
     body = await _json(request)
     thread_id = _thread(body)
-    if not body.get("checkpoint_id"):
+    if not optional_id(body, "checkpoint_id"):
         raise StudioError("Name the checkpoint to fork from (checkpoint_id).", 422)
     new = await run_in_threadpool(graph.update_state, _config(thread_id, body), None)
     return JsonResponse({"redirect": _page(thread_id, new), "checkpoint": new["configurable"]})

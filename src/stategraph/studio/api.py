@@ -7,9 +7,7 @@ client can drive a graph served by ``stategraph studio`` through these routes.
 
 from __future__ import annotations
 
-import json
 import uuid
-from collections.abc import Mapping
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -20,6 +18,22 @@ from starlette.routing import Route
 from stategraph.errors import InvalidUpdateError
 from stategraph.studio.context import Studio, StudioError
 from stategraph.studio.jsonio import dumps, jsonable
+from stategraph.studio.params import (
+    MAX_LIMIT,
+    checkpoint_ref,
+    flag,
+    identifier,
+    mapping,
+    optional_id,
+    parse_json,
+    path_id,
+    query_flag,
+    query_whole,
+    read_json_object,
+    text,
+    text_list,
+    whole,
+)
 from stategraph.studio.runs import run_request, stream_run
 from stategraph.studio.shapes import snapshot_json, thread_json, tuple_state_json
 
@@ -39,16 +53,8 @@ def _studio(request: Request) -> Studio:
 
 
 async def _body(request: Request) -> dict[str, Any]:
-    raw = await request.body()
-    if not raw:
-        return {}
-    try:
-        body = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise StudioError(f"The request body is not JSON: {exc}", 422) from exc
-    if not isinstance(body, dict):
-        raise StudioError("The request body must be a JSON object.", 422)
-    return body
+    """The request body, a JSON object (checked: see :mod:`stategraph.studio.params`)."""
+    return await read_json_object(request)
 
 
 def _config(thread_id: str, checkpoint_id: str | None = None, ns: str = "") -> dict[str, Any]:
@@ -127,8 +133,10 @@ async def assistant_graph(request: Request) -> Response:
     studio = _studio(request)
     studio.check_assistant(request.path_params["assistant_id"])
     graph = studio.need_graph("The drawing")
-    raw = request.query_params.get("xray", "false")
-    xray: bool | int = raw == "true" or (int(raw) if raw.isdigit() else False)
+    raw = request.query_params.get("xray", "false").lower()
+    xray: bool | int = (
+        raw == "true" if raw in ("true", "false") else query_whole(request, "xray", 0, maximum=100)
+    )
     return JsonResponse(graph.get_graph(xray=xray).to_json())
 
 
@@ -155,9 +163,13 @@ async def assistant_schemas(request: Request) -> Response:
 async def threads_create(request: Request) -> Response:
     studio = _studio(request)
     body = await _body(request)
-    thread_id = str(body.get("thread_id") or uuid.uuid4())
+    thread_id = optional_id(body, "thread_id") or str(uuid.uuid4())
+    if_exists = text(body, "if_exists")
+    if if_exists not in (None, "raise", "do_nothing"):
+        raise StudioError(f"'if_exists' must be 'raise' or 'do_nothing', got {if_exists!r}.", 422)
+    mapping(body, "metadata")
     state = await run_in_threadpool(thread_state, studio, thread_id)
-    if state is not None and body.get("if_exists") not in (None, "do_nothing"):
+    if state is not None and if_exists != "do_nothing":
         raise StudioError(f"Thread '{thread_id}' already exists.", 409)
     if state is None:
         studio.need_writes("Creating a thread")
@@ -168,10 +180,14 @@ async def threads_create(request: Request) -> Response:
 async def threads_search(request: Request) -> Response:
     studio = _studio(request)
     body = await _body(request)
-    limit = int(body.get("limit") or 10)
-    offset = int(body.get("offset") or 0)
-    status = body.get("status")
-    filters = body.get("metadata") or None
+    limit = whole(body, "limit", 10, minimum=1, maximum=MAX_LIMIT) or 10
+    offset = whole(body, "offset", 0) or 0
+    status = text(body, "status")
+    if status not in (None, "idle", "busy", "interrupted", "error"):
+        raise StudioError(
+            f"'status' must be one of idle, busy, interrupted, error, got {status!r}.", 422
+        )
+    filters = mapping(body, "metadata") or None
 
     def read() -> list[dict[str, Any]]:
         if not status:
@@ -194,7 +210,7 @@ async def threads_search(request: Request) -> Response:
 
 async def thread_get(request: Request) -> Response:
     studio = _studio(request)
-    thread_id = request.path_params["thread_id"]
+    thread_id = path_id(request, "thread_id")
     state = await run_in_threadpool(thread_state, studio, thread_id)
     if state is None and thread_id not in studio.created_threads:
         raise StudioError(f"No thread '{thread_id}' in this database.", 404)
@@ -204,14 +220,10 @@ async def thread_get(request: Request) -> Response:
 async def thread_delete(request: Request) -> Response:
     studio = _studio(request)
     studio.need_writes("Deleting a thread")
-    thread_id = request.path_params["thread_id"]
+    thread_id = path_id(request, "thread_id")
     await run_in_threadpool(studio.saver.delete_thread, thread_id)
     studio.created_threads.discard(thread_id)
     return Response(status_code=204)
-
-
-def _flag(request: Request, name: str) -> bool:
-    return request.query_params.get(name, "false").lower() in ("true", "1")
 
 
 async def state_get(request: Request) -> Response:
@@ -219,24 +231,27 @@ async def state_get(request: Request) -> Response:
     state = await run_in_threadpool(
         _need_state,
         studio,
-        request.path_params["thread_id"],
-        checkpoint_id=request.path_params.get("checkpoint_id"),
-        subgraphs=_flag(request, "subgraphs"),
+        path_id(request, "thread_id"),
+        checkpoint_id=path_id(request, "checkpoint_id")
+        if "checkpoint_id" in request.path_params
+        else None,
+        subgraphs=query_flag(request, "subgraphs"),
     )
     return JsonResponse(state)
 
 
 async def state_at_checkpoint(request: Request) -> Response:
     studio = _studio(request)
+    thread_id = path_id(request, "thread_id")
     body = await _body(request)
-    checkpoint = body.get("checkpoint") or {}
+    checkpoint_id, ns = checkpoint_ref(body)
     state = await run_in_threadpool(
         _need_state,
         studio,
-        request.path_params["thread_id"],
-        checkpoint_id=checkpoint.get("checkpoint_id"),
-        ns=checkpoint.get("checkpoint_ns", ""),
-        subgraphs=bool(body.get("subgraphs")),
+        thread_id,
+        checkpoint_id=checkpoint_id,
+        ns=ns,
+        subgraphs=flag(body, "subgraphs"),
     )
     return JsonResponse(state)
 
@@ -245,19 +260,16 @@ async def state_update(request: Request) -> Response:
     studio = _studio(request)
     studio.need_writes("Updating the state")
     graph = studio.need_graph("Updating the state")
-    thread_id = request.path_params["thread_id"]
+    thread_id = path_id(request, "thread_id")
     body = await _body(request)
-    checkpoint = body.get("checkpoint") or {}
-    config = _config(
-        thread_id,
-        body.get("checkpoint_id") or checkpoint.get("checkpoint_id"),
-        checkpoint.get("checkpoint_ns", ""),
-    )
+    checkpoint_id, ns = checkpoint_ref(body)
+    config = _config(thread_id, optional_id(body, "checkpoint_id") or checkpoint_id, ns)
+    as_node = text(body, "as_node")
     try:
         new_config = await run_in_threadpool(
-            graph.update_state, config, body.get("values"), body.get("as_node")
+            graph.update_state, config, body.get("values"), as_node
         )
-    except (InvalidUpdateError, ValueError, TypeError, KeyError) as exc:
+    except (InvalidUpdateError, ValueError, TypeError, KeyError, RecursionError) as exc:
         raise StudioError(f"update_state refused: {exc}", 422) from exc
     studio.created_threads.discard(thread_id)
     return JsonResponse({"checkpoint": jsonable(new_config["configurable"])})
@@ -265,21 +277,24 @@ async def state_update(request: Request) -> Response:
 
 async def history(request: Request) -> Response:
     studio = _studio(request)
-    thread_id = request.path_params["thread_id"]
+    thread_id = path_id(request, "thread_id")
     if request.method == "POST":
         body = await _body(request)
     else:
-        body = {k: v for k, v in request.query_params.items()}
-    limit = int(body.get("limit") or 10)
-    before = body.get("before")
-    if isinstance(before, Mapping):
-        before = before.get("checkpoint_id")
-    checkpoint = body.get("checkpoint") or {}
-    config = _config(
-        thread_id, checkpoint.get("checkpoint_id"), checkpoint.get("checkpoint_ns", "")
+        body = dict(request.query_params.items())
+        if "metadata" in body:
+            body["metadata"] = parse_json(body["metadata"], "The 'metadata' parameter")
+    limit = whole(body, "limit", 10, minimum=1, maximum=MAX_LIMIT) or 10
+    raw_before = body.get("before")
+    before = (
+        checkpoint_ref(body, "before")[0]
+        if isinstance(raw_before, dict)
+        else optional_id(body, "before")
     )
+    checkpoint_id, ns = checkpoint_ref(body)
+    config = _config(thread_id, checkpoint_id, ns)
     before_config = _config(thread_id, before) if before else None
-    metadata = body.get("metadata") or None
+    metadata = mapping(body, "metadata") or None
 
     def read() -> list[dict[str, Any]]:
         if studio.graph is not None:
@@ -298,13 +313,35 @@ async def history(request: Request) -> Response:
 
 
 # --------------------------------------------------------------------------- runs
+def _need_checkpoint(studio: Studio, run: Any) -> None:
+    """Refuse a run from a checkpoint the thread does not have (404), or one without
+    input on a thread with nothing to continue (422), before it starts."""
+    conf = run.config["configurable"]
+    if conf.get("checkpoint_id"):
+        if studio.saver.get_tuple(run.config) is None:
+            raise StudioError(
+                f"No checkpoint '{conf['checkpoint_id']}' of thread '{conf['thread_id']}' "
+                "in this database.",
+                404,
+            )
+    elif run.input is None:
+        latest = {"configurable": {"thread_id": conf["thread_id"], "checkpoint_ns": ""}}
+        if studio.saver.get_tuple(latest) is None:
+            raise StudioError(
+                f"'input' is needed: thread '{conf['thread_id']}' has no checkpoint to "
+                "continue from.",
+                422,
+            )
+
+
 async def runs_stream(request: Request) -> Response:
     studio = _studio(request)
     studio.need_writes("A run")
     studio.need_graph("A run")
-    thread_id = request.path_params.get("thread_id")
+    thread_id = path_id(request, "thread_id") if "thread_id" in request.path_params else None
     body = await _body(request)
     run = run_request(studio, thread_id, body)
+    await run_in_threadpool(_need_checkpoint, studio, run)
     if thread_id is not None:
         studio.created_threads.discard(thread_id)
     return StreamingResponse(
@@ -318,8 +355,9 @@ async def runs_wait(request: Request) -> Response:
     studio = _studio(request)
     studio.need_writes("A run")
     graph = studio.need_graph("A run")
-    thread_id = request.path_params.get("thread_id")
+    thread_id = path_id(request, "thread_id") if "thread_id" in request.path_params else None
     run = run_request(studio, thread_id, await _body(request))
+    await run_in_threadpool(_need_checkpoint, studio, run)
 
     def work() -> Any:
         kwargs: dict[str, Any] = {
@@ -347,6 +385,15 @@ def _store(studio: Studio) -> Any:
     return studio.store
 
 
+async def _store_call(method: Any, *args: Any, **kwargs: Any) -> Any:
+    """``method(*args, **kwargs)`` in a worker thread; the store refusing its arguments
+    (an empty or reserved namespace, a bad filter) is a 422 naming why."""
+    try:
+        return await run_in_threadpool(method, *args, **kwargs)
+    except (ValueError, TypeError) as exc:
+        raise StudioError(f"The store refused the request: {exc}", 422) from exc
+
+
 def _item_json(item: Any) -> dict[str, Any]:
     out = {
         "namespace": list(item.namespace),
@@ -363,13 +410,13 @@ def _item_json(item: Any) -> dict[str, Any]:
 async def store_namespaces(request: Request) -> Response:
     store = _store(_studio(request))
     body = await _body(request)
-    found = await run_in_threadpool(
+    found = await _store_call(
         store.list_namespaces,
-        prefix=tuple(body.get("prefix") or ()) or None,
-        suffix=tuple(body.get("suffix") or ()) or None,
-        max_depth=body.get("max_depth"),
-        limit=int(body.get("limit") or 100),
-        offset=int(body.get("offset") or 0),
+        prefix=text_list(body, "prefix") or None,
+        suffix=text_list(body, "suffix") or None,
+        max_depth=whole(body, "max_depth", None, minimum=1, maximum=MAX_LIMIT),
+        limit=whole(body, "limit", 100, minimum=1, maximum=MAX_LIMIT),
+        offset=whole(body, "offset", 0),
     )
     return JsonResponse({"namespaces": [list(ns) for ns in found]})
 
@@ -377,13 +424,13 @@ async def store_namespaces(request: Request) -> Response:
 async def store_search(request: Request) -> Response:
     store = _store(_studio(request))
     body = await _body(request)
-    items = await run_in_threadpool(
+    items = await _store_call(
         store.search,
-        tuple(body.get("namespace_prefix") or ()),
-        query=body.get("query"),
-        filter=body.get("filter"),
-        limit=int(body.get("limit") or 10),
-        offset=int(body.get("offset") or 0),
+        text_list(body, "namespace_prefix") or (),
+        query=text(body, "query"),
+        filter=mapping(body, "filter"),
+        limit=whole(body, "limit", 10, minimum=1, maximum=MAX_LIMIT),
+        offset=whole(body, "offset", 0),
     )
     return JsonResponse({"items": [_item_json(i) for i in items]})
 
@@ -392,18 +439,28 @@ async def store_item(request: Request) -> Response:
     studio = _studio(request)
     store = _store(studio)
     if request.method == "GET":
-        namespace = tuple(p for p in request.query_params.get("namespace", "").split(".") if p)
-        item = await run_in_threadpool(store.get, namespace, request.query_params.get("key", ""))
+        query = dict(request.query_params.items())
+        namespace = tuple(
+            p for p in identifier(query.get("namespace", ""), "namespace").split(".") if p
+        )
+        key = identifier(query.get("key", ""), "key")
+        item = await _store_call(store.get, namespace, key)
         if item is None:
             raise StudioError("No such item in the store.", 404)
         return JsonResponse(_item_json(item))
     studio.need_writes("Changing the store")
     body = await _body(request)
-    namespace = tuple(body.get("namespace") or ())
+    namespace = text_list(body, "namespace") or ()
+    if "key" not in body:
+        raise StudioError("Name the item: 'key' is missing.", 422)
+    key = identifier(body["key"], "key")
     if request.method == "PUT":
-        await run_in_threadpool(store.put, namespace, str(body["key"]), body.get("value"))
+        value = mapping(body, "value")
+        if value is None:
+            raise StudioError("'value' must be a JSON object (the item to store).", 422)
+        await _store_call(store.put, namespace, key, value)
     else:
-        await run_in_threadpool(store.delete, namespace, str(body["key"]))
+        await _store_call(store.delete, namespace, key)
     return Response(status_code=204)
 
 

@@ -16,6 +16,7 @@ from stategraph.studio.actions import action_routes
 from stategraph.studio.api import api_routes
 from stategraph.studio.context import Studio, StudioError
 from stategraph.studio.html import h, page
+from stategraph.studio.limits import LimitsMiddleware, StudioLimits
 from stategraph.studio.pages import page_routes
 from stategraph.studio.reading import SaverThreadIndex
 from stategraph.studio.security import SecurityMiddleware
@@ -39,6 +40,7 @@ def create_app(
     allow_writes: bool = False,
     token: str | None = None,
     assistant_id: str = "agent",
+    limits: StudioLimits | None = None,
 ) -> Any:
     """The studio over ``saver`` (a checkpoint saver).
 
@@ -46,6 +48,9 @@ def create_app(
     is rebound to ``saver`` and ``store``. ``index`` lists threads fast (see
     :func:`stategraph.studio.reading.thread_index_for`; default: through the saver).
     Nothing is written unless ``allow_writes``. ``token`` protects every request.
+    ``limits`` bounds request bodies (16 MiB and 60 s by default); serve the app with
+    :func:`stategraph.studio.serving.serve` (or ``uvicorn_config``) for the header
+    deadline.
     """
     if graph is not None:
         update: dict[str, Any] = {"checkpointer": saver}
@@ -60,6 +65,7 @@ def create_app(
         allow_writes=allow_writes,
         token=token,
         assistant_id=assistant_id,
+        limits=limits or StudioLimits(),
     )
 
     async def studio_error(request: Request, exc: Exception) -> Response:
@@ -71,7 +77,9 @@ def create_app(
 
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
-        return JSONResponse({"detail": exc.detail}, status_code=exc.status_code)
+        return JSONResponse(
+            {"detail": exc.detail}, status_code=exc.status_code, headers=exc.headers
+        )
 
     app = Starlette(
         routes=[
@@ -84,4 +92,5 @@ def create_app(
     )
     app.state.studio = studio
     app.add_middleware(SecurityMiddleware, studio=studio)
+    app.add_middleware(LimitsMiddleware, limits=studio.limits)  # outermost: sizes first
     return app

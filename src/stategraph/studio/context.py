@@ -6,6 +6,8 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
+from stategraph.studio.limits import StudioLimits
+
 __all__ = ["Studio", "StudioError"]
 
 
@@ -32,6 +34,8 @@ class Studio:
     assistant_id: str = "agent"
     csrf_secret: str = field(default_factory=lambda: secrets.token_urlsafe(32))
     created_threads: set[str] = field(default_factory=set)
+    limits: StudioLimits = field(default_factory=StudioLimits)
+    """Request body size and time limits (see :mod:`stategraph.studio.limits`)."""
 
     def need_writes(self, what: str) -> None:
         """Refuse ``what`` unless the studio was started with ``--allow-writes``."""

@@ -14,6 +14,7 @@ from stategraph.cli.checkpoints import pending_interrupts, pending_nodes
 from stategraph.studio.answers import example_answer
 from stategraph.studio.context import Studio, StudioError
 from stategraph.studio.html import h, page, pretty, thread_url, url
+from stategraph.studio.params import check_json_depth, identifier, path_id, query_whole
 from stategraph.studio.reading import checkpoint_view, namespaces_of, timeline
 
 __all__ = ["page_routes", "PAGE_SIZE"]
@@ -35,9 +36,10 @@ def _filters(raw: str) -> dict[str, Any]:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise StudioError(f"Metadata filter expects key=value, got '{item}'.", 400)
+        check_json_depth(value.encode(), f"The metadata filter of '{key.strip()}'")
         try:
             out[key.strip()] = json.loads(value)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             out[key.strip()] = value.strip()
     return out
 
@@ -98,7 +100,7 @@ def _threads_body(studio: Studio, search: str, meta: str, offset: int) -> str:
 async def threads_page(request: Request) -> Response:
     studio = _studio(request)
     q = request.query_params
-    offset = int(q.get("offset") or 0) if (q.get("offset") or "0").isdigit() else 0
+    offset = query_whole(request, "offset", 0)
     body = await run_in_threadpool(_threads_body, studio, q.get("q", ""), q.get("meta", ""), offset)
     return HTMLResponse(page(studio, "Threads", body, active="threads"))
 
@@ -295,8 +297,8 @@ def _thread_body(
 
 async def thread_page(request: Request) -> Response:
     studio = _studio(request)
-    thread_id = request.path_params["thread_id"]
-    q = request.query_params
+    thread_id = path_id(request, "thread_id")
+    q = {k: identifier(v, k) for k, v in request.query_params.items()}
     body = await run_in_threadpool(
         _thread_body,
         studio,
@@ -348,7 +350,7 @@ def _store_body(studio: Studio, ns_text: str, query: str) -> str:
 
 async def store_page(request: Request) -> Response:
     studio = _studio(request)
-    q = request.query_params
+    q = {k: identifier(v, k) for k, v in request.query_params.items()}
     body = await run_in_threadpool(_store_body, studio, q.get("ns", ""), q.get("q", ""))
     return HTMLResponse(page(studio, "Store", body, active="store"))
 

@@ -24,11 +24,11 @@ import re
 from collections.abc import Awaitable, Callable, MutableMapping
 from http.cookies import SimpleCookie
 from typing import Any
-from urllib.parse import parse_qs, urlencode
+from urllib.parse import parse_qs, quote, urlencode
 
 from stategraph.studio.context import Studio
 
-__all__ = ["SecurityMiddleware", "READ_ONLY_POSTS", "CSP"]
+__all__ = ["SecurityMiddleware", "READ_ONLY_POSTS", "CSP", "same_origin_path"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -61,6 +61,18 @@ def _loopback_host(host: str) -> bool:
         return True
     parts = name.split(".")
     return len(parts) == 4 and parts[0] == "127" and all(p.isdigit() for p in parts)
+
+
+def same_origin_path(path: str) -> str:
+    """``path`` as a redirect target that can only stay on this origin.
+
+    Exactly one leading slash (slashes, backslashes, blanks and control characters in
+    front are dropped), and every other character percent-encoded but the plain ones
+    of a path: ``//other.host/``, a backslash or a tab after the slash, an
+    absolute-form request target (``http://other.host/``) or their encoded forms all
+    become paths of this studio.
+    """
+    return "/" + quote(path.lstrip("/\\ \t\r\n\x00\x0b\x0c"), safe="/:@!$&'()*+,;=-._~")
 
 
 def _same(a: str | None, b: str | None) -> bool:
@@ -115,7 +127,10 @@ class SecurityMiddleware:
             query = parse_qs(scope.get("query_string", b"").decode())
             if scope["method"] == "GET" and _same((query.get("token") or [None])[0], token):
                 rest = {k: v for k, v in query.items() if k != "token"}
-                location = scope["path"] + ("?" + urlencode(rest, doseq=True) if rest else "")
+                # never an open redirect: only a path of this origin
+                location = same_origin_path(scope["path"]) + (
+                    "?" + urlencode(rest, doseq=True) if rest else ""
+                )
                 await send(
                     {
                         "type": "http.response.start",

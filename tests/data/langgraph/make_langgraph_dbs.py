@@ -18,6 +18,10 @@ paused threads):
   paused inside the subgraph (checkpoints in a ``child:<task>`` namespace).
 
 The graphs are mirrored with stategraph in ``tests/cli/test_import_langgraph.py``.
+``lg_threads_pg.sql`` is the PostgreSQL database this script writes with ``--postgres``,
+dumped with ``pg_dump --schema=SCHEMA --no-owner --no-privileges --inserts`` (schema
+name and session settings removed), so the PostgreSQL source tests run without
+LangGraph installed.
 """
 
 from __future__ import annotations

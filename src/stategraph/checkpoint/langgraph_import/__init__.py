@@ -10,8 +10,12 @@ refused) and writes the threads into any stategraph saver, keeping thread ids,
 checkpoint ids and parents, namespaces (subgraphs), metadata, pending writes and
 pending interrupts. A ported application then resumes its old threads.
 
-The source is opened read-only and never modified. The console command
-``stategraph import-langgraph SOURCE TARGET`` does the same from a shell.
+The source is opened read-only and never modified. An import is all or nothing:
+everything is read (in one snapshot), loaded and checked before the first write, and
+if writing fails part-way the threads written are deleted again (see
+:func:`import_langgraph`). Every error is a :class:`LangGraphImportError` naming the
+source thread, checkpoint and channel. The console command
+``stategraph import-langgraph SOURCE --sqlite FILE`` does the same from a shell.
 
 Example::
 
@@ -25,11 +29,29 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["import_langgraph", "ImportReport", "LangGraphDatabaseError"]
+from stategraph.checkpoint.langgraph_import._errors import (
+    LangGraphImportError,
+    LangGraphNotFound,
+    LangGraphSourceError,
+    LangGraphTargetError,
+    LangGraphValueError,
+)
+from stategraph.checkpoint.langgraph_import._report import ImportReport
+
+__all__ = [
+    "import_langgraph",
+    "check_langgraph",
+    "ImportReport",
+    "LangGraphDatabaseError",
+    "LangGraphImportError",
+    "LangGraphSourceError",
+    "LangGraphNotFound",
+    "LangGraphValueError",
+    "LangGraphTargetError",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -40,178 +62,38 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-@dataclass
-class ImportReport:
-    """What :func:`import_langgraph` copied."""
+def _open(
+    source: str | Path,
+    threads: Sequence[str] | None,
+    allowed_types: Iterable[type],
+    strict: bool,
+) -> Any:
+    from stategraph.checkpoint.langgraph_import._decode import LangGraphDecoder
+    from stategraph.checkpoint.langgraph_import._read import open_source
 
-    threads: list[str] = field(default_factory=list)
-    """Thread ids, in the order they were imported."""
-    checkpoints: int = 0
-    """Checkpoints written (all namespaces)."""
-    writes: int = 0
-    """Pending writes written."""
-
-
-def _version(value: Any) -> str:
-    """A LangGraph channel version as a stategraph string version (same order)."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"Unsupported LangGraph channel version {value!r}.")
-    return f"{int(value):032}.{'0' * 16}"
+    decoder = LangGraphDecoder(allowed_types, strict=strict)
+    wanted = list(dict.fromkeys(str(t) for t in threads)) if threads else None
+    return open_source(source, decoder, wanted)
 
 
-def _checkpoint(record: Any) -> dict[str, Any]:
-    body = record.checkpoint
-    if body.get("pending_sends"):
-        raise ValueError(
-            f"Checkpoint {record.checkpoint_id} of thread {record.thread_id!r} uses LangGraph's "
-            f"old format (v{body.get('v')}) with pending sends, which cannot be imported; "
-            f"resume that thread with LangGraph 0.3+ once to rewrite it."
-        )
-    return {
-        "v": 4,
-        "id": record.checkpoint_id,
-        "ts": body.get("ts") or "",
-        "channel_values": dict(body.get("channel_values") or {}),
-        "channel_versions": {
-            k: _version(v) for k, v in (body.get("channel_versions") or {}).items()
-        },
-        "versions_seen": {
-            node: {k: _version(v) for k, v in (seen or {}).items()}
-            for node, seen in (body.get("versions_seen") or {}).items()
-        },
-        "updated_channels": body.get("updated_channels"),
-    }
+def check_langgraph(
+    source: str | Path,
+    *,
+    threads: Sequence[str] | None = None,
+    allowed_types: Iterable[type] = (),
+    strict: bool = False,
+    graph: Any = None,
+) -> ImportReport:
+    """A dry run of :func:`import_langgraph`: read, load and check the whole source and
+    report what an import would write (``threads``, ``checkpoints``, ``writes``),
+    writing nothing. Raises every error the import can meet in the source; arguments
+    as for :func:`import_langgraph`."""
+    from stategraph.checkpoint.langgraph_import._plan import survey
 
-
-_PULL_PREFIX = "~__pregel_pull, "
-_NS_SEP = "|"
-
-
-class _Rekey:
-    """Old LangGraph ids -> the ids stategraph computes, for one thread.
-
-    Task ids of pull tasks are recomputed with the compiled graph (the subgraph for a
-    nested namespace), namespaces ``node:task`` are renamed with them, and interrupt
-    ids follow (an interrupt raised in a subgraph keeps its id in the parent's writes).
-    """
-
-    def __init__(self, graph: Any) -> None:
-        self.graph = graph
-        self.tasks: dict[str, str] = {}
-        self.interrupts: dict[str, tuple[int, str]] = {}  # old id -> (depth, new id)
-
-    def namespace(self, ns: str) -> str:
-        """``ns`` with every ``node:task`` segment renamed."""
-        if not ns:
-            return ns
-        parts = []
-        for segment in ns.split(_NS_SEP):
-            name, sep, task = segment.partition(":")
-            parts.append(f"{name}{sep}{self.tasks.get(task, task)}" if sep else segment)
-        return _NS_SEP.join(parts)
-
-    def _graph_for(self, ns: str) -> Any:
-        graph = self.graph
-        for segment in ns.split(_NS_SEP) if ns else ():
-            name = segment.partition(":")[0]
-            found = (
-                dict(graph.get_subgraphs()).get(name) if hasattr(graph, "get_subgraphs") else None
-            )
-            if found is None:
-                return None
-            graph = found
-        return graph
-
-    def learn(self, record: Any) -> None:
-        """Compute the new ids of ``record``'s pull tasks and of their interrupts."""
-        step = record.metadata.get("step")
-        ns = self.namespace(record.checkpoint_ns)
-        graph = self._graph_for(ns)
-        if graph is None or not isinstance(step, int):
-            return
-        by_task: dict[str, list[Any]] = {}
-        for write in record.writes:
-            if write.task_path.startswith(_PULL_PREFIX):
-                by_task.setdefault(write.task_id, []).append(write)
-        for task_id, items in by_task.items():
-            node = items[0].task_path[len(_PULL_PREFIX) :]
-            raised = [
-                item
-                for w in items
-                if w.channel == "__interrupt__" and isinstance(w.value, list)
-                for item in w.value
-            ]
-            ids = graph.pull_task_ids(record.checkpoint_id, ns, step + 1, node, len(raised))
-            if ids is None:
-                continue
-            new_id, interrupt_ids = ids
-            self.tasks[task_id] = new_id
-            depth = ns.count(_NS_SEP) + bool(ns)
-            for item, new_iid in zip(raised, interrupt_ids, strict=False):
-                old = getattr(item, "id", None)
-                # an interrupt raised in a subgraph shows in its parents' writes too:
-                # the innermost task that raised it decides its id
-                if isinstance(old, str) and self.interrupts.get(old, (-1, ""))[0] < depth:
-                    self.interrupts[old] = (depth, new_iid)
-
-    def interrupt(self, item: Any) -> Any:
-        """``item`` (an ``Interrupt``) with its new id, if it has one."""
-        old = getattr(item, "id", None)
-        new = self.interrupts.get(old) if isinstance(old, str) else None
-        return item if new is None else type(item)(item.value, new[1])
-
-
-def _write_thread(records: list[Any], saver: Any, graph: Any, report: ImportReport) -> None:
-    """Write one thread's checkpoints (parents first) and pending writes."""
-    from stategraph.checkpoint.base import WRITES_IDX_MAP
-
-    rekey = _Rekey(graph) if graph is not None else None
-    if rekey is not None:
-        # outer namespaces first: a subgraph's namespace names its parent's task
-        for record in sorted(
-            records, key=lambda r: r.checkpoint_ns.count(_NS_SEP) + bool(r.checkpoint_ns)
-        ):
-            rekey.learn(record)
-    report.threads.append(records[0].thread_id)
-    for record in records:
-        ns = rekey.namespace(record.checkpoint_ns) if rekey else record.checkpoint_ns
-        conf: dict[str, Any] = {"thread_id": record.thread_id, "checkpoint_ns": ns}
-        if record.parent_id:
-            conf["checkpoint_id"] = record.parent_id
-        checkpoint = _checkpoint(record)
-        saved = saver.put(
-            {"configurable": conf},
-            checkpoint,
-            record.metadata,
-            dict(checkpoint["channel_versions"]),
-        )
-        report.checkpoints += 1
-        by_task: dict[tuple[str, str], list[Any]] = {}
-        for write in record.writes:
-            task_id = rekey.tasks.get(write.task_id, write.task_id) if rekey else write.task_id
-            if (
-                rekey is not None
-                and write.channel == "__interrupt__"
-                and isinstance(write.value, list)
-            ):
-                write.value = [rekey.interrupt(item) for item in write.value]
-            by_task.setdefault((task_id, write.task_path), []).append(write)
-        for (task_id, task_path), items in by_task.items():
-            items.sort(key=lambda w: w.idx)
-            regular = [(w.channel, w.value) for w in items if w.channel not in WRITES_IDX_MAP]
-            special = [(w.channel, w.value) for w in items if w.channel in WRITES_IDX_MAP]
-            for group in (regular, special):
-                if group:
-                    saver.put_writes(saved, group, task_id, task_path)
-                    report.writes += len(group)
-
-
-def _is_postgres(source: str | Path) -> bool:
-    text = str(source)
-    return text.startswith(("postgresql://", "postgres://")) or (
-        "=" in text and not Path(text).exists()
+    with _open(source, threads, allowed_types, strict) as opened:
+        found = survey(opened, graph)
+    return ImportReport(
+        threads=list(found.heads), checkpoints=found.checkpoints, writes=found.writes
     )
 
 
@@ -229,8 +111,10 @@ def import_langgraph(
     Args:
         source: a LangGraph SQLite file path, or a PostgreSQL connection string
             (``postgresql://...``; the schema of its ``search_path``).
-        saver: any stategraph checkpoint saver (its sync ``put``/``put_writes``).
-        threads: only these thread ids (default: every thread).
+        saver: any stategraph checkpoint saver (its sync ``list``/``get_tuple``/
+            ``put``/``put_writes``/``delete_thread``).
+        threads: only these thread ids (default: every thread); one that is not in
+            the source raises :class:`LangGraphNotFound`.
         allowed_types: the application's classes stored in the state (dataclasses,
             pydantic models, enums...), to rebuild; others load as plain data.
         strict: raise instead of loading a class that is not allowed as plain data.
@@ -242,27 +126,27 @@ def import_langgraph(
             the same result (finished tasks run once more), but a thread paused inside
             a subgraph pauses again.
 
-    Checkpoints already in ``saver`` with the same ids are overwritten, so running
-    the import again is harmless. Raises ``DeserializationError`` for a value that
-    cannot be loaded safely (a pickle, a malformed payload), before writing that
-    thread's checkpoint.
-    """
-    from stategraph.checkpoint.langgraph_import._decode import LangGraphDecoder
-    from stategraph.checkpoint.langgraph_import._read import read_postgres, read_sqlite
+    All or nothing: the source is read in one snapshot, and every value loaded and
+    checked before the first write (a source over 32 MiB of stored values is then read
+    again, a batch of threads at a time, to write it: memory holds one batch, not the
+    whole source). A thread whose last
+    checkpoint is already in ``saver`` (imported before) is skipped
+    (``report.skipped``); one that is there without it is refused before anything is
+    written. If writing fails part-way, the threads this import wrote are deleted again
+    and :class:`LangGraphTargetError` says so. (To survive a crash of the process too,
+    write inside a database transaction, as ``stategraph import-langgraph --postgres``
+    does, or into a new file, as ``--sqlite`` does.)
 
-    decoder = LangGraphDecoder(allowed_types, strict=strict)
-    records = (
-        read_postgres(str(source), decoder, threads)
-        if _is_postgres(source)
-        else read_sqlite(source, decoder, threads)
-    )
-    report = ImportReport()
-    batch: list[Any] = []
-    for record in records:
-        if batch and batch[0].thread_id != record.thread_id:
-            _write_thread(batch, saver, graph, report)
-            batch = []
-        batch.append(record)
-    if batch:
-        _write_thread(batch, saver, graph, report)
-    return report
+    Raises :class:`LangGraphImportError`, naming the source thread, namespace,
+    checkpoint and channel concerned: :class:`LangGraphSourceError` (not a LangGraph
+    database, a table or column missing), :class:`LangGraphNotFound`,
+    :class:`LangGraphValueError` (a value that cannot be loaded safely, also a
+    ``DeserializationError``) or :class:`LangGraphTargetError`; ``FileNotFoundError``
+    for a missing SQLite file.
+    """
+    from stategraph.checkpoint.langgraph_import._plan import plans, survey
+    from stategraph.checkpoint.langgraph_import._write import write_threads
+
+    with _open(source, threads, allowed_types, strict) as opened:
+        found = survey(opened, graph)
+        return write_threads(saver, found, plans(opened, found, graph))
