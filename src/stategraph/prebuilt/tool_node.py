@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal
 
+from typing_extensions import TypedDict
+
 from stategraph.constants import END
 from stategraph.errors import GraphBubbleUp
 from stategraph.messages import ToolCall, ToolMessage, convert_to_messages
@@ -55,6 +57,7 @@ __all__ = [
     "AsyncToolCallWrapper",
     "default_handle_tool_errors",
     "TOOL_CALL_WITH_CONTEXT",
+    "ToolCallWithContext",
 ]
 
 ToolCallWrapper = Callable[[ToolCallRequest, Callable[[ToolCallRequest], Any]], Any]
@@ -66,6 +69,13 @@ AsyncToolCallWrapper = Callable[
 
 TOOL_CALL_WITH_CONTEXT = "tool_call_with_context"
 """``__type`` of the ``Send`` payload carrying one tool call and the state (agent v2)."""
+
+
+ToolCallWithContext = TypedDict(
+    "ToolCallWithContext",
+    {"__type": Literal["tool_call_with_context"], "tool_call": ToolCall, "state": Any},
+)
+"""The ``Send`` payload a v2 agent gives the tool node: one tool call and the state."""
 
 
 class ToolNode:
@@ -277,6 +287,7 @@ class ToolNode:
                     store=store,
                     tool_name=runner.name,
                     runtime=lambda: self._runtime(call, parsed),
+                    config=_tool_config,
                 )
             )
         return runner, args
@@ -343,7 +354,7 @@ class ToolNode:
             tool_failed(call, exc)
             return self._error_message(exc, call)
         output = self._finish(runner, call, result, parsed)
-        tool_finished(call, output)
+        tool_finished(call, _reported(output, parsed))
         return output
 
     def invoke(self, input: Any, config: Mapping[str, Any] | None = None) -> Any:
@@ -414,7 +425,7 @@ class ToolNode:
             tool_failed(call, exc)
             return self._error_message(exc, call)
         output = self._finish(runner, call, result, parsed)
-        tool_finished(call, output)
+        tool_finished(call, _reported(output, parsed))
         return output
 
     async def ainvoke(self, input: Any, config: Mapping[str, Any] | None = None) -> Any:
@@ -459,6 +470,19 @@ class AsyncToolNode(ToolNode):
     async def __call__(self, input: Any) -> Any:
         """Run the tool calls asynchronously (this is what the graph awaits)."""
         return await self.ainvoke(input)
+
+
+def _reported(output: Any, parsed: Parsed) -> Any:
+    """A tool's output as observers see it: in the message family the node answers with
+    (LangChain's ``ToolMessage`` when the calls came from a LangChain ``AIMessage``)."""
+    if parsed.bridge is None or isinstance(output, Command):
+        return output
+    return parsed.bridge.to_langchain(output)
+
+
+def _tool_config() -> Any:
+    """The run config a tool parameter typed ``RunnableConfig`` receives (the node's)."""
+    return current_config() or {}
 
 
 def _async_only(item: Any) -> bool:
