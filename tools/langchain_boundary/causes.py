@@ -835,7 +835,9 @@ def explain(ref: dict[str, Any], cand: dict[str, Any]) -> list[str] | None:
     if not _matches(ref, cand, CAUSES):
         return None
     needed = list(CAUSES)
-    for one in list(CAUSES):
+    # try to do without the coarse causes first (those that flatten a part), so a
+    # scenario is explained by the most specific causes that suffice
+    for one in sorted(CAUSES, key=lambda c: (not c.flat, CAUSES.index(c))):
         trial = [c for c in needed if c is not one]
         if _matches(ref, cand, trial):
             needed = trial

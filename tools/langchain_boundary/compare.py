@@ -1,16 +1,20 @@
 """Compare two recordings of the boundary scenarios (LangGraph's and stategraph's).
 
-    python compare.py recorded/langgraph.json /tmp/sg.json            # summary
+    python compare.py recorded/langgraph.json.gz /tmp/sg.json         # summary
     python compare.py A.json B.json --show react_basic_tool_call        # diffs of one
     python compare.py A.json B.json --all-diffs | less                  # every diff
+    python compare.py A.json B.json --write-expected                    # accept causes
 
 Each scenario's observations are compared per *part*: ``invoke``, ``stream:<mode>``,
 ``events``, ``tracer``, ``history``, each a list of lines (one per item). A part of the
 candidate matches when it equals one of the variants recorded for the reference (see
 ``run.py --repeat``). Otherwise it differs by *value* (the multisets of lines differ)
-or only by *order* (same lines, another order). Known differences and their
-causes are listed in :data:`known.KNOWN`; the summary says which scenarios match, which
-differ as known, and which differ in a way nobody has explained (``NEW``).
+or only by *order* (same lines, another order). A differing scenario is then explained
+by the known causes of causes.py (each cause neutralizes one difference; the scenario's
+causes are the smallest set that makes it match); expected_causes.json lists the causes
+each scenario is known to differ by. The summary says which scenarios match, which
+differ and why, and flags differences no cause explains and causes a scenario did not
+have before.
 """
 
 from __future__ import annotations
@@ -27,8 +31,6 @@ from typing import Any
 HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
-
-from known import CAUSES, KNOWN  # noqa: E402
 
 __all__ = ["parts", "compare_parts", "summarize", "report", "show"]
 
@@ -147,77 +149,135 @@ def show(
     return "\n".join(out)
 
 
+def _scenarios(recording: dict[str, Any]) -> set[str]:
+    return {k for k in recording if not k.startswith("~")}
+
+
 def summarize(
     reference: dict[str, Any], candidate: dict[str, Any]
 ) -> tuple[dict[str, dict[str, str]], list[str]]:
     """The differing parts of each scenario, and the scenarios missing on one side."""
     diffs: dict[str, dict[str, str]] = {}
-    missing = sorted(set(reference) ^ set(candidate))
-    for name in sorted(set(reference) & set(candidate)):
+    missing = sorted(_scenarios(reference) ^ _scenarios(candidate))
+    for name in sorted(_scenarios(reference) & _scenarios(candidate)):
         found = compare_parts(reference[name]["parts"], candidate[name]["parts"])
         if found:
             diffs[name] = found
     return diffs, missing
 
 
-def report(reference: dict[str, Any], candidate: dict[str, Any]) -> tuple[str, int]:
-    """The summary text and the number of unexplained results (new diffs, stale entries)."""
-    diffs, missing = summarize(reference, candidate)
-    names = sorted(set(reference) & set(candidate))
-    lines = [f"{len(names)} scenarios compared"]
-    by_cause: dict[str, list[str]] = {}
-    unexplained = 0
-    for name in names:
-        found = diffs.get(name)
-        known = KNOWN.get(name, [])
-        if not found:
-            status = "match" if not known else "MATCHES NOW (remove from known.KNOWN)"
-            unexplained += bool(known)
+def classify(reference: dict[str, Any], candidate: dict[str, Any]) -> dict[str, list[str] | None]:
+    """Each scenario's causes: ``[]`` when it matches, the causes explaining its
+    differences (see causes.py), or ``None`` when they do not explain it all."""
+    from causes import explain
+
+    diffs, _ = summarize(reference, candidate)
+    out: dict[str, list[str] | None] = {}
+    for name in sorted(_scenarios(reference) & _scenarios(candidate)):
+        if name not in diffs:
+            out[name] = []
         else:
-            status = "differs: " + ", ".join(f"{p}({k})" for p, k in found.items())
-            if known:
-                status += "  [known: " + ", ".join(known) + "]"
-                for cause in known:
-                    by_cause.setdefault(cause, []).append(name)
-            else:
-                status += "  [NEW]"
-                unexplained += 1
+            out[name] = explain(reference[name]["parts"], candidate[name]["parts"])
+    return out
+
+
+def report(
+    reference: dict[str, Any], candidate: dict[str, Any], expected: dict[str, list[str]]
+) -> tuple[str, int]:
+    """The summary text and the number of problems: scenarios no known cause explains,
+    causes beyond the ``expected`` ones (a regression), missing scenarios."""
+    from causes import CAUSES
+
+    titles = {c.key: c.title for c in CAUSES}
+    diffs, missing = summarize(reference, candidate)
+    found = classify(reference, candidate)
+    lines = [f"{len(found)} scenarios compared"]
+    by_cause: dict[str, list[str]] = {}
+    problems = 0
+    for name, causes in found.items():
+        allowed = set(expected.get(name, []))
+        if causes == []:
+            status = "match" + ("  (expected causes no longer apply: update)" if allowed else "")
+        elif causes is None:
+            parts = ", ".join(f"{p}({k})" for p, k in diffs[name].items())
+            status = f"differs: {parts}  [UNEXPLAINED]"
+            problems += 1
+        else:
+            extra = sorted(set(causes) - allowed)
+            status = "differs: " + ", ".join(causes)
+            if extra:
+                status += f"  [NEW CAUSES: {', '.join(extra)}]"
+                problems += 1
+            for cause in causes:
+                by_cause.setdefault(cause, []).append(name)
         lines.append(f"  {name}: {status}")
+    matching = sum(1 for c in found.values() if c == [])
     lines.append("")
+    per_part: dict[str, int] = {}
+    for name in found:
+        for part in diffs.get(name, {}):
+            per_part[part] = per_part.get(part, 0) + 1
+    all_parts = sorted({p for n in found for p in reference[n]["parts"]})
     lines.append(
-        f"matching: {len(names) - len(diffs)}   differing: {len(diffs)}   "
-        f"unexplained: {unexplained}"
+        "parts matching as they are: "
+        + ", ".join(f"{p} {len(found) - per_part.get(p, 0)}/{len(found)}" for p in all_parts)
     )
-    for cause, scen in sorted(by_cause.items()):
-        lines.append(f"  {cause} ({CAUSES.get(cause, '?')}): {len(scen)} scenario(s)")
+    lines.append(
+        f"scenarios: {len(found)}   matching: {matching}   differing: {len(found) - matching}"
+        f"   unexplained: {sum(1 for c in found.values() if c is None)}"
+    )
+    lines.append("differing scenarios by cause (a scenario may have several):")
+    for cause, names in sorted(by_cause.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        lines.append(f"  {len(names):3d}  {cause}: {titles.get(cause, '?')}")
     if missing:
         lines.append(f"missing on one side: {', '.join(missing)}")
-        unexplained += len(missing)
-    return "\n".join(lines), unexplained
+        problems += len(missing)
+    return "\n".join(lines), problems
+
+
+EXPECTED = os.path.join(HERE, "expected_causes.json")
+
+
+def load_expected(path: str = EXPECTED) -> dict[str, list[str]]:
+    """The causes each scenario is known to differ by (``--write-expected`` writes it)."""
+    if not os.path.exists(path):
+        return {}
+    with open(path, encoding="utf-8") as f:
+        return dict(json.load(f))
 
 
 def main(argv: list[str] | None = None) -> int:
+    from recording import load
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("reference")
     parser.add_argument("candidate")
     parser.add_argument("--show", nargs="*", default=None, help="scenarios to print diffs of")
     parser.add_argument("--all-diffs", action="store_true")
     parser.add_argument("--context", type=int, default=2)
+    parser.add_argument(
+        "--write-expected", action="store_true", help="save each scenario's causes as expected"
+    )
     args = parser.parse_args(argv)
-    with open(args.reference, encoding="utf-8") as f:
-        reference = json.load(f)
-    with open(args.candidate, encoding="utf-8") as f:
-        candidate = json.load(f)
+    reference = load(args.reference)
+    candidate = load(args.candidate)
     if args.show is not None or args.all_diffs:
-        names = args.show or sorted(set(reference) & set(candidate))
+        names = args.show or sorted(_scenarios(reference) & _scenarios(candidate))
         for name in names:
             text = show(name, reference[name]["parts"], candidate[name]["parts"], args.context)
             if text:
                 print(text)
         return 0
-    text, unexplained = report(reference, candidate)
+    if args.write_expected:
+        found = classify(reference, candidate)
+        expected = {name: causes for name, causes in found.items() if causes}
+        with open(EXPECTED, "w", encoding="utf-8") as f:
+            json.dump(expected, f, indent=1, sort_keys=True)
+            f.write("\n")
+        print(f"wrote {EXPECTED} ({len(expected)} differing scenarios)")
+    text, problems = report(reference, candidate, load_expected())
     print(text)
-    return 1 if unexplained else 0
+    return 1 if problems else 0
 
 
 if __name__ == "__main__":

@@ -7,7 +7,9 @@ Only three things are masked, everything else is compared as it is:
   order of first appearance within one observation, so which events share a run, or
   which message answers which call, is still compared;
 * timestamps (ISO 8601 strings, ``datetime`` objects, the tracer's start/end times);
-* memory addresses (``0x7f...`` in reprs).
+* memory addresses (``0x7f...`` in reprs);
+* the installed package versions LangChain puts in run metadata (``lc_versions``): the
+  environment, not the behaviour (the recording names the versions it was made with).
 
 The library's own name (``langgraph`` / ``stategraph``) in class paths and reprs is
 written ``LIB``: it is the one thing that must differ.
@@ -94,7 +96,10 @@ def to_data(obj: Any, m: Masker) -> Any:
     if isinstance(obj, BaseException):
         return {"~error": type(obj).__name__, "msg": m.text(str(obj))}
     if isinstance(obj, Mapping):
-        return {m.text(str(k)): to_data(v, m) for k, v in obj.items()}
+        return {
+            m.text(str(k)): "<versions>" if k == "lc_versions" else to_data(v, m)
+            for k, v in obj.items()
+        }
     if isinstance(obj, tuple) and hasattr(obj, "_asdict"):
         return {"~cls": _cls(obj), **{k: to_data(v, m) for k, v in obj._asdict().items()}}
     if isinstance(obj, (list, tuple)):

@@ -26,11 +26,25 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
 from compare import parts  # noqa: E402
+from recording import save  # noqa: E402
 from lib import namespace  # noqa: E402
 from observe import MODES, observe  # noqa: E402
 from registry import load_all  # noqa: E402
 
-__all__ = ["record"]
+__all__ = ["record", "versions"]
+
+
+def versions() -> dict[str, str]:
+    """The versions of the libraries the observations depend on."""
+    from importlib import metadata
+
+    found = {}
+    for dist in ("langgraph", "stategraph", "langchain-core", "langchain", "pydantic"):
+        try:
+            found[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            pass
+    return found
 
 
 def record(
@@ -59,6 +73,7 @@ def record(
             varying = [p for p, v in variants.items() if len(v) > 1]
             note = f" (varies: {', '.join(varying)})" if varying else ""
             print(f"{name}: {time.perf_counter() - start:.2f}s{note}", file=sys.stderr)
+    out["~meta"] = {"lib": lib, "repeat": repeat, "versions": versions()}
     return out
 
 
@@ -72,10 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)
     data = record(args.lib, args.only, tuple(args.modes), args.repeat, args.verbose)
-    with open(args.out, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=1, sort_keys=True)
-        f.write("\n")
-    print(f"{len(data)} scenarios recorded on {args.lib} -> {args.out}", file=sys.stderr)
+    save(data, args.out)
+    print(f"{len(data) - 1} scenarios recorded on {args.lib} -> {args.out}", file=sys.stderr)
     return 0
 
 

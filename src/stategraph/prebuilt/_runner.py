@@ -137,6 +137,12 @@ def as_runner(obj: Any) -> ToolRunner:
     if has_protocol and isinstance(getattr(obj, "name", None), str):
         return ToolRunner(obj)
     if callable(obj):
+        from stategraph._bridges import langchain_bridge
+
+        bridge = langchain_bridge()
+        converted = bridge.as_langchain_tool(obj) if bridge is not None else None
+        if converted is not None:  # langchain-core in use: a LangChain tool, as in LangGraph
+            return ToolRunner(converted)
         return ToolRunner(Tool.from_function(obj))
     raise TypeError(
         f"Cannot use {obj!r} as a tool: pass a function, a stategraph.prebuilt.Tool, or an "

@@ -27,7 +27,9 @@ from stategraph.prebuilt._tool_node_parts import (
     checked_call,
     checked_result,
     current_config,
+    current_graph_state,
     current_store,
+    is_tool_call_list,
     last_ai,
 )
 from stategraph.prebuilt._tool_output import (
@@ -83,8 +85,9 @@ class ToolNode:
 
     Use it as a graph node: ``builder.add_node("tools", ToolNode([search, add]))``.
     The input is the graph state (the messages under ``messages_key``), a list of
-    messages, or a ``Send`` payload ``{"__type": "tool_call_with_context", "tool_call":
-    ..., "state": ...}``. The output is ``{messages_key: [ToolMessage, ...]}`` in
+    messages, a ``Send`` payload ``{"__type": "tool_call_with_context", "tool_call":
+    ..., "state": ...}``, or a list of tool calls (``Send("tools", [tool_call])``, as
+    LangChain's ``create_agent`` sends them; injected state is then the graph's). The output is ``{messages_key: [ToolMessage, ...]}`` in
     tool-call order (a plain list for list input); when a tool returns a ``Command`` the
     output is a list of ``Command`` s and ``{messages_key: [message]}`` updates, still
     in tool-call order.
@@ -206,6 +209,14 @@ class ToolNode:
 
     # ------------------------------------------------------------------ input
     def _parse(self, input: Any) -> Parsed:
+        if is_tool_call_list(input):
+            # tool calls alone (LangChain's create_agent sends [tool_call]): the tools
+            # get the graph's current state injected; the answer is a state update
+            state = current_graph_state()
+            source = last_ai(
+                state.get(self.messages_key) if isinstance(state, Mapping) else None
+            )
+            return Parsed(list(input), state, False, source)
         if isinstance(input, Mapping) and input.get("__type") == TOOL_CALL_WITH_CONTEXT:
             sent_state = input.get("state")
             source = last_ai(

@@ -9,6 +9,7 @@ Loaded by stategraph only after the application imported ``langchain_core``; it 
 * keeps the state in LangChain's message classes, as LangGraph does: dicts, tuples
   and strings given to ``add_messages`` become LangChain messages, and ``ToolNode``
   answers a LangChain ``AIMessage`` with a LangChain ``ToolMessage``,
+* turns plain functions given to ``ToolNode`` into LangChain tools, as LangGraph does,
 * makes ``Command`` a LangChain tool output and the injection markers LangChain
   injected arguments (see :mod:`~stategraph.interop.langchain.tool_types`), so
   LangChain ``@tool`` s returning ``Command`` or taking ``InjectedState`` work as in
@@ -28,10 +29,11 @@ from stategraph.interop.langchain.messages import (
     to_langchain_messages,
 )
 from stategraph.interop.langchain.scope import enter_task, runnable_config
-from stategraph.interop.langchain.tool_types import adopt_langchain_tool_types
+from stategraph.interop.langchain.tool_types import adopt_langchain_tool_types, as_langchain_tool
 
 __all__ = [
     "adopt_langchain_tool_types",
+    "as_langchain_tool",
     "use_langchain_messages",
     "langchain_messages",
     "enter_task",

@@ -21,7 +21,10 @@ classes keep their identity, fields and behaviour; only ``isinstance`` /
 
 from __future__ import annotations
 
-__all__ = ["adopt_langchain_tool_types"]
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["adopt_langchain_tool_types", "as_langchain_tool"]
 
 
 def _add_base(cls: type, base: type) -> None:
@@ -43,3 +46,27 @@ def adopt_langchain_tool_types() -> None:
     _add_base(Command, ToolOutputMixin)
     _add_base(_injection.InjectedToolArg, LangChainInjectedToolArg)
     _add_base(_injection.InjectedToolCallId, LangChainInjectedToolCallId)
+
+
+def as_langchain_tool(func: Callable[..., Any]) -> Any:
+    """A plain function given to ``ToolNode`` as a LangChain tool, as LangGraph makes it
+    (so the node's ``tools_by_name`` hold LangChain tools a model can be bound to, and
+    the tool's run, injected arguments and ``config`` parameter are LangChain's).
+
+    ``None`` when LangChain cannot make one (e.g. the function has no docstring): the
+    node then uses stategraph's own :class:`~stategraph.prebuilt.Tool`.
+    """
+    from langchain_core.tools import StructuredTool
+
+    try:
+        return StructuredTool.from_function(func) if not _is_coroutine(func) else (
+            StructuredTool.from_function(coroutine=func)
+        )
+    except (ValueError, TypeError):
+        return None
+
+
+def _is_coroutine(func: Any) -> bool:
+    import inspect
+
+    return inspect.iscoroutinefunction(func)
