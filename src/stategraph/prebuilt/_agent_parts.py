@@ -77,6 +77,8 @@ def _for_model(model: Any, messages: list[Any]) -> list[Any]:
 
 
 def _tool_name(tool: Any) -> str | None:
+    if isinstance(tool, str):
+        return tool
     if isinstance(tool, Mapping):
         function = tool.get("function")
         if isinstance(function, Mapping):
@@ -92,7 +94,7 @@ def _bound_tools(model: Any) -> list[Any] | None:
     if isinstance(steps, list) and steps:
         model = steps[0]
     kwargs = getattr(model, "kwargs", None)
-    if type(model).__name__ == "RunnableBinding" and isinstance(kwargs, Mapping):
+    if hasattr(model, "bound") and isinstance(kwargs, Mapping):  # a RunnableBinding
         tools = kwargs.get("tools")
         if tools is not None:
             return list(tools)

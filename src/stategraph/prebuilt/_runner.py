@@ -27,6 +27,7 @@ class ToolRunner:
         "injections",
         "name",
         "obj",
+        "public",
         "response_format",
         "return_direct",
         "takes_tool_call",
@@ -35,6 +36,8 @@ class ToolRunner:
 
     def __init__(self, obj: Any) -> None:
         self.obj = obj
+        self.public: Any = obj
+        """What ``ToolNode.tools_by_name`` shows for this tool (see :func:`as_runner`)."""
         self.name: str = obj.name
         self.async_only = is_async_only(obj)
         self.return_direct = bool(getattr(obj, "return_direct", False))
@@ -130,20 +133,27 @@ def _langchain_config() -> Any:
 
 
 def as_runner(obj: Any) -> ToolRunner:
-    """Wrap a function, :class:`Tool` or duck-typed tool object in a :class:`ToolRunner`."""
+    """Wrap a function, :class:`Tool` or duck-typed tool object in a :class:`ToolRunner`.
+
+    A plain function runs as a :class:`Tool`; when the application uses langchain-core
+    its ``public`` face is a LangChain tool of the same function.
+    """
     if isinstance(obj, Tool):
         return ToolRunner(obj)
     has_protocol = hasattr(obj, "invoke") or hasattr(obj, "ainvoke")
     if has_protocol and isinstance(getattr(obj, "name", None), str):
         return ToolRunner(obj)
     if callable(obj):
+        runner = ToolRunner(Tool.from_function(obj))
         from stategraph._bridges import langchain_bridge
 
         bridge = langchain_bridge()
-        converted = bridge.as_langchain_tool(obj) if bridge is not None else None
-        if converted is not None:  # langchain-core in use: a LangChain tool, as in LangGraph
-            return ToolRunner(converted)
-        return ToolRunner(Tool.from_function(obj))
+        if bridge is not None:
+            # langchain-core in use: the node shows the function as a LangChain tool, as
+            # LangGraph does (a model can be bound to tools_by_name, as create_agent
+            # does); the node still runs it as stategraph's Tool
+            runner.public = bridge.as_langchain_tool(obj) or runner.obj
+        return runner
     raise TypeError(
         f"Cannot use {obj!r} as a tool: pass a function, a stategraph.prebuilt.Tool, or an "
         "object with a str 'name' and an invoke(args) or ainvoke(args) method."

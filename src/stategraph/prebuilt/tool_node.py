@@ -185,7 +185,7 @@ class ToolNode:
                     f"ToolNode got two tools named '{runner.name}'; tool names must be unique."
                 )
             self._runners[runner.name] = runner
-        self.tools_by_name = {n: r.obj for n, r in self._runners.items()}
+        self.tools_by_name = {n: r.public for n, r in self._runners.items()}
         self._needs_store = any(
             spec.kind == "store" for r in self._runners.values() for spec in r.injections.values()
         )

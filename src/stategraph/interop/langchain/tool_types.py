@@ -49,12 +49,11 @@ def adopt_langchain_tool_types() -> None:
 
 
 def as_langchain_tool(func: Callable[..., Any]) -> Any:
-    """A plain function given to ``ToolNode`` as a LangChain tool, as LangGraph makes it
-    (so the node's ``tools_by_name`` hold LangChain tools a model can be bound to, and
-    the tool's run, injected arguments and ``config`` parameter are LangChain's).
+    """A plain function given to ``ToolNode`` as a LangChain tool, as LangGraph shows it
+    in ``tools_by_name`` (so a model can be bound to the node's tools, as LangChain's
+    ``create_agent`` does).
 
-    ``None`` when LangChain cannot make one (e.g. the function has no docstring): the
-    node then uses stategraph's own :class:`~stategraph.prebuilt.Tool`.
+    ``None`` when LangChain cannot make one (e.g. the function has no docstring).
     """
     from langchain_core.tools import StructuredTool
 
