@@ -701,9 +701,10 @@ CAUSES.append(
 
 CAUSES.append(
     Cause(
-        "item6-event-order",
-        "item 6: functional API: the order of the graph-level on_chain_stream of a task's "
-        "result relative to the entrypoint's own events differs (LangGraph itself varies)",
+        "concurrent-event-order",
+        "events of tasks running at the same time (a functional entrypoint and its "
+        "tasks, parallel async branches) interleave in another order; LangGraph's own "
+        "order varies from run to run there (the recording keeps every variant seen)",
         flat=("events",),
     )
 )
@@ -783,7 +784,6 @@ CAUSES.append(
         "stategraph: the results of concurrent async tasks are streamed in an order that "
         "varies from run to run (LangGraph: the same order every run)",
         flat=(
-            "events",
             "stream:updates",
             "stream:tasks",
             "stream:debug",

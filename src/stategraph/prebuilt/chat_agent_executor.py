@@ -290,10 +290,14 @@ def create_react_agent(
             "agent", _router(version, after_agent), path_map=["tools", after_agent]
         )
     if tools_enabled:
+        # the drawing labels the tools node with its tools, as LangGraph's does
+        tools_label = {"__tools": list(tool_node.tools_by_name)}
         if version == "v2":
-            builder.add_node("tools", tool_node, input_schema=_ToolCallInput)
+            builder.add_node(
+                "tools", tool_node, input_schema=_ToolCallInput, metadata=tools_label
+            )
         else:
-            builder.add_node("tools", tool_node)
+            builder.add_node("tools", tool_node, metadata=tools_label)
         if return_direct:
             builder.add_conditional_edges(
                 "tools", _return_direct_router(return_direct, entry), path_map=[entry, END]
