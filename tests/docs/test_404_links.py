@@ -16,7 +16,9 @@ PAGE = """<link rel="icon" href="/assets/images/favicon.png">
 
 
 def _hooks() -> SimpleNamespace:
-    spec = importlib.util.spec_from_file_location("mkdocs_hooks", ROOT / "tools" / "mkdocs_hooks.py")
+    spec = importlib.util.spec_from_file_location(
+        "mkdocs_hooks", ROOT / "tools" / "mkdocs_hooks.py"
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -11,12 +11,12 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, InjectedToolArg, InjectedToolCallId, tool
+from tests.interop.lc_fakes import ScriptedChatModel
 
 from stategraph.graph import START, MessagesState, StateGraph
 from stategraph.prebuilt import InjectedState, ToolNode, create_react_agent
 from stategraph.prebuilt.chat_agent_executor import AgentState, _should_bind_tools
 from stategraph.types import Command
-from tests.interop.lc_fakes import ScriptedChatModel
 
 
 class UserState(AgentState):
@@ -27,7 +27,10 @@ class UserState(AgentState):
 def remember_name(name: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> Any:
     """Remember the user's name."""
     return Command(
-        update={"user_name": name, "messages": [ToolMessage(f"Saved {name}", tool_call_id=tool_call_id)]}
+        update={
+            "user_name": name,
+            "messages": [ToolMessage(f"Saved {name}", tool_call_id=tool_call_id)],
+        }
     )
 
 
@@ -35,7 +38,10 @@ def remember_name(name: str, tool_call_id: Annotated[str, InjectedToolCallId]) -
 async def aremember_name(name: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> Any:
     """Remember the user's name (async)."""
     return Command(
-        update={"user_name": name, "messages": [ToolMessage(f"Saved {name}", tool_call_id=tool_call_id)]}
+        update={
+            "user_name": name,
+            "messages": [ToolMessage(f"Saved {name}", tool_call_id=tool_call_id)],
+        }
     )
 
 
@@ -101,7 +107,9 @@ def test_a_command_is_a_langchain_tool_output_once_langchain_is_in_use() -> None
 
 def test_injected_state_in_a_langchain_tool_is_hidden_from_the_model() -> None:
     @tool
-    def whoami(state: Annotated[dict, InjectedState], tool_call_id: Annotated[str, InjectedToolCallId]) -> str:
+    def whoami(
+        state: Annotated[dict, InjectedState], tool_call_id: Annotated[str, InjectedToolCallId]
+    ) -> str:
         """Tell who is asking."""
         return f"{len(state['messages'])} messages, call {tool_call_id}"
 
@@ -196,7 +204,9 @@ def test_tools_already_bound_to_the_model_are_not_bound_again() -> None:
     bound = model.bind_tools([ping], parallel_tool_calls=False)
     assert _should_bind_tools(model, [ping]) is True
     assert _should_bind_tools(bound, [ping]) is False
-    with pytest.raises(ValueError, match=r"already has 1 tool\(s\) bound, but the agent was given 2"):
+    with pytest.raises(
+        ValueError, match=r"already has 1 tool\(s\) bound, but the agent was given 2"
+    ):
         _should_bind_tools(bound, [ping, remember_name])
     agent = create_react_agent(bound, [ping])
     assert agent.invoke({"messages": [HumanMessage("hi")]})["messages"][-1].content == "done"

@@ -25,7 +25,8 @@ EXPECTED = Path(__file__).parent / "data" / "langgraph_ecosystem.json"
 
 needs_ecosystem = pytest.mark.skipif(
     not all(
-        importlib.util.find_spec(m) for m in ("langgraph_swarm", "langgraph_supervisor", "langchain")
+        importlib.util.find_spec(m)
+        for m in ("langgraph_swarm", "langgraph_supervisor", "langchain")
     ),
     reason="langgraph-swarm, langgraph-supervisor and langchain are installed --no-deps by "
     "`make .venv-test-langchain/.installed`",
@@ -62,7 +63,9 @@ def test_swarm_supervisor_and_create_agent_give_langgraphs_results() -> None:
     assert swarm_turn_2["active_agent"] == "Alice"
     assert swarm_turn_2["messages"][-1] == {"content": "5 + 7 = 12", "name": "Alice", "type": "ai"}
     assert got["swarm"]["active_agent_in_schema"] is True
-    assert got["supervisor"]["states"][0]["messages"][-1]["content"] == "Together: 231317 employees."
+    assert (
+        got["supervisor"]["states"][0]["messages"][-1]["content"] == "Together: 231317 employees."
+    )
 
 
 def test_the_alias_resolves_langgraph_names_to_stategraph_modules() -> None:
@@ -93,7 +96,9 @@ def test_the_alias_resolves_langgraph_names_to_stategraph_modules() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "ok" in done.stdout
-    assert "missing: No module named 'langgraph.nope': the LangGraph alias maps it to " in done.stdout
+    assert (
+        "missing: No module named 'langgraph.nope': the LangGraph alias maps it to " in done.stdout
+    )
 
 
 def test_the_alias_refuses_when_langgraph_itself_is_installed(tmp_path: Path) -> None:
@@ -121,9 +126,10 @@ def test_the_alias_refuses_when_langgraph_itself_is_installed(tmp_path: Path) ->
 
 
 def test_runnable_callable_runs_the_async_twin_in_async_runs() -> None:
+    from typing_extensions import TypedDict
+
     from stategraph.compat.langgraph_internal._runnable import RunnableCallable
     from stategraph.graph import START, StateGraph
-    from typing_extensions import TypedDict
 
     class State(TypedDict):
         seen: str

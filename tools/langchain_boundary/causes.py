@@ -308,8 +308,7 @@ def _forced_streaming(part: str, item: Item, side: str, ctx: dict[str, Any]) -> 
 
 @_register(
     "item1-inherited-metadata",
-    "item 1: LangChain runs inside a node lack the metadata LangGraph passes down "
-    "(ls_integration)",
+    "item 1: LangChain runs inside a node lack the metadata LangGraph passes down (ls_integration)",
 )
 def _inherited_metadata(part: str, item: Item, side: str, ctx: dict[str, Any]) -> Item:
     meta = _metadata(item)
@@ -423,8 +422,14 @@ CAUSES.append(
         "every state key, also those the output schema leaves out (llm_input_messages); "
         "stategraph reports the graph's real output",
         rewrite=lambda part, item, side, ctx: (
-            _walk(item, lambda v: {k: x for k, x in v.items() if k != "llm_input_messages"}
-                  if isinstance(v, dict) else v)
+            _walk(
+                item,
+                lambda v: (
+                    {k: x for k, x in v.items() if k != "llm_input_messages"}
+                    if isinstance(v, dict)
+                    else v
+                ),
+            )
             if part == "events"
             else item
         ),
@@ -469,7 +474,9 @@ def _agent_chains(part: str, item: Item, side: str, ctx: dict[str, Any]) -> Item
 
 def _tool_key(item: dict[str, Any]) -> str:
     meta = {k: v for k, v in _metadata(item).items() if k != "checkpoint_ns"}
-    core = {k: v for k, v in item.items() if k in ("event", "run_type", "data", "inputs", "outputs")}
+    core = {
+        k: v for k, v in item.items() if k in ("event", "run_type", "data", "inputs", "outputs")
+    }
     return json.dumps([core, meta], sort_keys=True)
 
 
@@ -556,8 +563,15 @@ def _task_attribution(part: str, item: Item, side: str, ctx: dict[str, Any]) -> 
 
     if part == "stream:messages":
         return _walk(item, strip)
-    if part == "events" and isinstance(item, dict) and str(item.get("event")).startswith("on_chat_model"):
-        return {**{k: v for k, v in item.items() if k != "parent_ids"}, "metadata": strip(_metadata(item))}
+    if (
+        part == "events"
+        and isinstance(item, dict)
+        and str(item.get("event")).startswith("on_chat_model")
+    ):
+        return {
+            **{k: v for k, v in item.items() if k != "parent_ids"},
+            "metadata": strip(_metadata(item)),
+        }
     if part == "tracer" and isinstance(item, dict) and item.get("run_type") == "llm":
         return {**item, "metadata": strip(_metadata(item))}
     return item
@@ -573,7 +587,11 @@ def _tool_in_task(part: str, item: Item, side: str, ctx: dict[str, Any]) -> Item
         return item
     is_tool = str(item.get("event")).startswith("on_tool_") or item.get("run_type") == "tool"
     orphan = item.get("name") == "tool" if part == "events" else bool(item.get("~root"))
-    if is_tool and orphan and _metadata(item).get("langgraph_triggers") in (["__start__"], ["__pregel_push"]):
+    if (
+        is_tool
+        and orphan
+        and _metadata(item).get("langgraph_triggers") in (["__start__"], ["__pregel_push"])
+    ):
         return None
     return item
 
@@ -617,8 +635,8 @@ CAUSES.append(
     Cause(
         "item6-graph-in-task-ns",
         "item 6: a graph invoked inside a @task gets no namespace segment of its own with "
-    "subgraphs=True (LangGraph: (entrypoint:<id>, task:<id>)); in events and traces it "
-    "appears as a separate graph run instead of inside the task",
+        "subgraphs=True (LangGraph: (entrypoint:<id>, task:<id>)); in events and traces it "
+        "appears as a separate graph run instead of inside the task",
         rewrite=_graph_in_task,
         scan=_inner_root_scan,
     )
@@ -842,6 +860,3 @@ def explain(ref: dict[str, Any], cand: dict[str, Any]) -> list[str] | None:
         if _matches(ref, cand, trial):
             needed = trial
     return [c.key for c in needed]
-
-
-

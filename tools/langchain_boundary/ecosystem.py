@@ -29,7 +29,10 @@ def _message(m: Any) -> dict[str, Any]:
     out: dict[str, Any] = {"type": m.type, "content": m.content}
     if getattr(m, "name", None):
         out["name"] = m.name
-    calls = [{"name": c["name"], "args": c["args"], "id": c["id"]} for c in getattr(m, "tool_calls", None) or []]
+    calls = [
+        {"name": c["name"], "args": c["args"], "id": c["id"]}
+        for c in getattr(m, "tool_calls", None) or []
+    ]
     if calls:
         out["tool_calls"] = calls
     if getattr(m, "tool_call_id", None):
@@ -43,7 +46,9 @@ def _state(state: Any) -> dict[str, Any]:
         if key == "messages":
             out[key] = [_message(m) for m in value]
         elif key != "remaining_steps":
-            out[key] = value if isinstance(value, (str, int, float, bool, type(None))) else repr(value)
+            out[key] = (
+                value if isinstance(value, (str, int, float, bool, type(None))) else repr(value)
+            )
     return out
 
 
@@ -207,9 +212,9 @@ def run_all() -> dict[str, Any]:
     app, workflow = swarm()
     out["swarm"] = _turns(app, SWARM_INPUTS, config)
     out["swarm"]["updates"] = _updates(swarm()[0], SWARM_INPUTS, config)
-    out["swarm"]["active_agent_in_schema"] = "active_agent" in workflow.schemas[
-        workflow.state_schema
-    ]
+    out["swarm"]["active_agent_in_schema"] = (
+        "active_agent" in workflow.schemas[workflow.state_schema]
+    )
     out["supervisor"] = _turns(supervisor(), SUPERVISOR_INPUTS, {})
     out["supervisor"]["updates"] = _updates(supervisor(), SUPERVISOR_INPUTS, {})
     out["agent"] = _turns(agent(), AGENT_INPUTS, config)

@@ -44,7 +44,9 @@ def _bound_tools(tools: Any) -> dict[str, list[str]] | None:
     shown: dict[str, list[str]] = {}
     for spec in tools:
         function = spec.get("function", {})
-        shown[function.get("name", "?")] = sorted(function.get("parameters", {}).get("properties", {}))
+        shown[function.get("name", "?")] = sorted(
+            function.get("parameters", {}).get("properties", {})
+        )
     return shown
 
 

@@ -87,7 +87,9 @@ class RunTreeTracer(BaseTracer):
 
 def _run_tree(run: Any, m: Masker) -> dict[str, Any]:
     error = run.error.strip().splitlines()[0] if run.error else None
-    tokens = [e.get("kwargs", {}).get("token") for e in run.events or [] if e.get("name") == "new_token"]
+    tokens = [
+        e.get("kwargs", {}).get("token") for e in run.events or [] if e.get("name") == "new_token"
+    ]
     node: dict[str, Any] = {
         "name": run.name,
         "run_type": run.run_type,

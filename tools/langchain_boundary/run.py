@@ -15,7 +15,6 @@ scheduling of concurrent work varies from run to run in a few places.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -26,9 +25,9 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
 from compare import parts  # noqa: E402
-from recording import save  # noqa: E402
 from lib import namespace  # noqa: E402
 from observe import MODES, observe  # noqa: E402
+from recording import save  # noqa: E402
 from registry import load_all  # noqa: E402
 
 __all__ = ["record", "versions"]

@@ -297,9 +297,7 @@ def react_handoff_parent(ns: Any) -> Setup:
     def transfer_to_billing(tool_call_id: Annotated[str, InjectedToolCallId]) -> Any:
         """Hand the conversation to the billing agent."""
         message = ToolMessage("Transferred to billing", tool_call_id=tool_call_id)
-        return ns.Command(
-            goto="billing", graph=ns.Command.PARENT, update={"messages": [message]}
-        )
+        return ns.Command(goto="billing", graph=ns.Command.PARENT, update={"messages": [message]})
 
     front = ns.create_react_agent(
         ScriptedChatModel(replies=[ai("", call("transfer_to_billing", {}, "c1"))]),

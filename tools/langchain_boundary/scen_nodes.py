@@ -187,9 +187,7 @@ def node_writer_and_model(ns: Any) -> Setup:
 @scenario("tags=['nostream'] model", "two models in sequence", "messages stream")
 def node_nostream_tag(ns: Any) -> Setup:
     """A hidden classifier call (nostream) followed by a streamed answer."""
-    classifier = ScriptedChatModel(replies=[ai("category: billing")]).with_config(
-        tags=["nostream"]
-    )
+    classifier = ScriptedChatModel(replies=[ai("category: billing")]).with_config(tags=["nostream"])
     model = ScriptedChatModel(replies=[ai("billing answer")])
 
     def work(state: Any) -> dict[str, Any]:
@@ -459,7 +457,11 @@ def node_model_tool_calls_streamed(ns: Any) -> Setup:
     """Tool-call chunks stream through the messages mode (nothing runs the tools)."""
     model = ScriptedChatModel(
         replies=[
-            ai("Calling", call("word_count", {"text": "x"}, "c1"), call("word_count", {"text": "y z"}, "c2"))
+            ai(
+                "Calling",
+                call("word_count", {"text": "x"}, "c1"),
+                call("word_count", {"text": "y z"}, "c2"),
+            )
         ]
     )
     bound = model.bind_tools([word_count])

@@ -110,7 +110,9 @@ def _duck_injections(obj: Any) -> dict[str, Injection]:
         fn = getattr(obj, attr, None)
         if callable(fn):
             found.update(
-                (name, spec) for name, spec in find_injections(fn).items() if spec.kind in _DUCK_KINDS
+                (name, spec)
+                for name, spec in find_injections(fn).items()
+                if spec.kind in _DUCK_KINDS
             )
     return found
 

@@ -266,7 +266,9 @@ def create_react_agent(
     if pre_model_hook is not None:
         entry = "pre_model_hook"
         # the hook reads the agent's own state (not a previous call's llm_input_messages)
-        builder.add_node(entry, as_node(pre_model_hook, "pre_model_hook"), input_schema=state_schema)
+        builder.add_node(
+            entry, as_node(pre_model_hook, "pre_model_hook"), input_schema=state_schema
+        )
         builder.add_edge(entry, "agent")
     builder.add_edge(START, entry)
     after_agent = END
@@ -293,9 +295,7 @@ def create_react_agent(
         # the drawing labels the tools node with its tools, as LangGraph's does
         tools_label = {"__tools": list(tool_node.tools_by_name)}
         if version == "v2":
-            builder.add_node(
-                "tools", tool_node, input_schema=_ToolCallInput, metadata=tools_label
-            )
+            builder.add_node("tools", tool_node, input_schema=_ToolCallInput, metadata=tools_label)
         else:
             builder.add_node("tools", tool_node, metadata=tools_label)
         if return_direct:

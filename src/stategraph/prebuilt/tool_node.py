@@ -212,11 +212,11 @@ class ToolNode:
         if is_tool_call_list(input):
             # tool calls alone (LangChain's create_agent sends [tool_call]): the tools
             # get the graph's current state injected; the answer is a state update
-            state = current_graph_state()
+            graph_state = current_graph_state()
             source = last_ai(
-                state.get(self.messages_key) if isinstance(state, Mapping) else None
+                graph_state.get(self.messages_key) if isinstance(graph_state, Mapping) else None
             )
-            return Parsed(list(input), state, False, source)
+            return Parsed(list(input), graph_state, False, source)
         if isinstance(input, Mapping) and input.get("__type") == TOOL_CALL_WITH_CONTEXT:
             sent_state = input.get("state")
             source = last_ai(

@@ -13,6 +13,6 @@ __all__ = ["patch_configurable"]
 def patch_configurable(config: RunnableConfig | None, patch: Mapping[str, Any]) -> RunnableConfig:
     """A copy of ``config`` whose ``configurable`` is updated with ``patch``."""
     if config is None:
-        return {"configurable": dict(patch)}  # type: ignore[typeddict-item]
+        return {"configurable": dict(patch)}
     configurable = {**(config.get("configurable") or {}), **patch}
-    return {**config, "configurable": configurable}  # type: ignore[typeddict-item]
+    return {**config, "configurable": configurable}

@@ -58,8 +58,10 @@ def as_langchain_tool(func: Callable[..., Any]) -> Any:
     from langchain_core.tools import StructuredTool
 
     try:
-        return StructuredTool.from_function(func) if not _is_coroutine(func) else (
-            StructuredTool.from_function(coroutine=func)
+        return (
+            StructuredTool.from_function(func)
+            if not _is_coroutine(func)
+            else (StructuredTool.from_function(coroutine=func))
         )
     except (ValueError, TypeError):
         return None
