@@ -97,11 +97,18 @@ clean:
 #   TEST_TARGETS += test-foo
 
 # The LangChain interop tests, in an environment that has langchain-core (the main
-# environment does not, so the main suite proves stategraph runs without it).
+# environment does not, so the main suite proves stategraph runs without it). The
+# LangGraph ecosystem (langchain's create_agent, langgraph-swarm, langgraph-supervisor)
+# is installed without its dependencies, so without LangGraph: the tests run it on
+# stategraph through stategraph.compat.install_langgraph_alias(). Versions are pinned
+# to those tools/langchain_boundary/recorded/langgraph.json.gz was recorded with.
+LC_CORE_VERSION ?= 1.8.3
+LC_ECOSYSTEM ?= langchain==1.5.2 langgraph-swarm==0.1.0 langgraph-supervisor==0.0.31
 $(LC_VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(LC_VENV)
 	$(LC_VENV)/bin/python -m pip install -q --upgrade pip
-	$(LC_VENV)/bin/python -m pip install -q -e ".[test,langchain]"
+	$(LC_VENV)/bin/python -m pip install -q -e ".[test,langchain]" "langchain-core==$(LC_CORE_VERSION)"
+	$(LC_VENV)/bin/python -m pip install -q --no-deps $(LC_ECOSYSTEM)
 	touch $@
 
 unit-langchain: $(LC_VENV)/.installed

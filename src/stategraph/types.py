@@ -39,6 +39,7 @@ __all__ = [
     "CachePolicy",
     "TimeoutPolicy",
     "TracePolicy",
+    "omit_payload",
     "Interrupt",
     "Send",
     "Command",
@@ -202,6 +203,13 @@ class TracePolicy:
 
     process_inputs: Callable[[Any], Any] | None = None
     process_outputs: Callable[[Any], Any] | None = None
+
+
+def omit_payload(_value: Any) -> dict[str, Any]:
+    """A :class:`TracePolicy` processor that records nothing (an empty dict) in place of
+    the value: ``TracePolicy(process_inputs=omit_payload)`` keeps the node's trace run
+    and its timing without its inputs."""
+    return {}
 
 
 @dataclass(slots=True)

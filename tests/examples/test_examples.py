@@ -29,6 +29,7 @@ def test_every_example_is_tested() -> None:
     tested |= {"streaming_chat"}  # run by tests/integration/test_examples.py
     tested |= {"studio_demo"}
     tested |= {"lease_workers"}  # run by tests/concurrency/test_lease_workers.py
+    tested |= {"langchain_events_agent"}  # run by tests/interop (needs langchain-core)
     found = {p.stem for p in EXAMPLES.iterdir() if p.suffix in (".py", ".ipynb")}
     assert found == tested
 

@@ -562,6 +562,13 @@ def _previous(ctx: TaskContext) -> Any:
 
 
 class _EntrypointWriter:
+    def static_routes(self) -> list[Any]:
+        """For drawings: the entrypoint's end is its return, drawn as a conditional
+        (dotted) edge to ``END``, as LangGraph draws it."""
+        from stategraph.drawing.structure import Route
+
+        return [Route(None, conditional=True)]
+
     def __call__(self, task: Any, output: Any) -> None:
         if isinstance(output, entrypoint.final):
             task.writes.extend([(END, output.value), (PREVIOUS, output.save)])

@@ -12,7 +12,7 @@ import dataclasses
 import inspect
 import sys
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from stategraph._fields import is_pydantic_class
@@ -45,10 +45,15 @@ def is_root_schema(schema: Any) -> bool:
     return schema is not None and not hasattr(schema, "__annotations__")
 
 
-class SchemaInfo:
-    """What the builder learned from one schema: its channels and managed keys."""
+class SchemaInfo(Mapping[str, Any]):
+    """What the builder learned from one schema: its channels and managed keys.
 
-    __slots__ = ("channels", "keys", "kind", "managed", "schema")
+    It is also the mapping LangGraph's ``builder.schemas[schema]`` is: state key ->
+    channel (or managed-value class), so ``"active_agent" in builder.schemas[State]``
+    and ``builder.schemas[State]["messages"]`` work as they do there.
+    """
+
+    __slots__ = ("channels", "key_list", "kind", "managed", "schema")
 
     def __init__(
         self,
@@ -60,8 +65,31 @@ class SchemaInfo:
         self.schema = schema
         self.channels = channels
         self.managed = managed
-        self.keys: list[str] = [*channels, *managed]
+        self.key_list: list[str] = [*channels, *managed]
         self.kind = kind
+
+    def __getitem__(self, key: str) -> Any:
+        if key in self.channels:
+            return self.channels[key]
+        return self.managed[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.key_list)
+
+    def __len__(self) -> int:
+        return len(self.key_list)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.channels or key in self.managed
+
+    def __repr__(self) -> str:
+        name = getattr(self.schema, "__name__", repr(self.schema))
+        return f"SchemaInfo({name}: {', '.join(self.key_list)})"
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    __hash__ = object.__hash__
 
 
 def _type_hints(schema: Any) -> dict[str, Any]:

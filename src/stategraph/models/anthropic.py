@@ -1,12 +1,13 @@
 """``ChatAnthropic``: Anthropic's Messages API as a stategraph chat model.
 
-Wraps the client object of the official ``anthropic`` SDK (optional extra
-``anthropic``: ``pip install 'stategraph[anthropic]'``)::
+Talks through the official ``anthropic`` SDK (optional extra ``anthropic``: ``pip
+install 'stategraph[anthropic]'``). Build it with langchain-anthropic's arguments, or
+hand it a client you configured yourself::
 
-    from anthropic import Anthropic
     from stategraph.models.anthropic import ChatAnthropic
 
-    model = ChatAnthropic(Anthropic(), model="claude-sonnet-4-5", max_tokens=1024)
+    model = ChatAnthropic(model="claude-sonnet-4-5", max_tokens=1024)  # ANTHROPIC_API_KEY
+    model = ChatAnthropic(anthropic.Anthropic(), model="claude-sonnet-4-5")  # a ready client
 
 System messages become the ``system`` parameter, tool results become ``tool_result``
 blocks of a user turn (consecutive turns of one role are merged, as the API requires),
@@ -20,6 +21,8 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 
 from stategraph.messages import AIMessage, AIMessageChunk
+from stategraph.models._clients import ClientSettings, build_clients
+from stategraph.models._clients import one_of as _one_of
 from stategraph.models._tools import ToolSpec
 from stategraph.models.base import ChatModel
 
@@ -246,23 +249,50 @@ class _StreamReader:
         return None
 
 
+_SETTINGS = ClientSettings(
+    adapter="ChatAnthropic",
+    module="anthropic",
+    sync_class="Anthropic",
+    async_class="AsyncAnthropic",
+    extra="anthropic",
+    aliases={
+        "api_key": ("api_key", "anthropic_api_key"),
+        "base_url": ("base_url", "anthropic_api_url"),
+        "timeout": ("timeout", "default_request_timeout"),
+        "max_retries": ("max_retries",),
+        "default_headers": ("default_headers",),
+        "http_client": ("http_client",),
+        "http_async_client": ("http_async_client",),
+    },
+)
+
+
 class ChatAnthropic(ChatModel):
     """A chat model over Anthropic's Messages API, through the ``anthropic`` SDK.
 
-    ``client``: an ``anthropic.Anthropic`` (or ``AsyncAnthropic``) instance;
-    ``async_client`` serves ``ainvoke``/``astream`` when given. ``model`` and
-    ``max_tokens`` (required by the API) are sent with each request, with the
-    sampling options and any other request parameter in ``extra``.
+    Build it as with langchain-anthropic: ``ChatAnthropic(model="claude-sonnet-4-5",
+    api_key=..., base_url=..., temperature=..., max_tokens=1024, timeout=...,
+    max_retries=..., default_headers=...)`` (also ``http_client``, ``http_async_client``
+    and the aliases ``model_name``, ``anthropic_api_key``, ``anthropic_api_url``,
+    ``default_request_timeout``, ``max_tokens_to_sample``); it then builds an
+    ``anthropic.Anthropic`` and an ``anthropic.AsyncAnthropic`` client itself (settings
+    left out come from the SDK's defaults and environment, e.g. ``ANTHROPIC_API_KEY``).
+
+    Or pass a ready client first: ``client`` is an ``anthropic.Anthropic`` (or
+    ``AsyncAnthropic``) instance; ``async_client`` serves ``ainvoke``/``astream`` when
+    given. ``model`` and ``max_tokens`` (required by the API) are sent with each request,
+    with the sampling options, ``model_kwargs`` and any other request parameter in
+    ``extra``.
     """
 
     provider = "anthropic"
 
     def __init__(
         self,
-        client: Any,
+        client: Any = None,
         *,
-        model: str,
-        max_tokens: int = 1024,
+        model: str | None = None,
+        max_tokens: int | None = None,
         async_client: Any = None,
         temperature: float | None = None,
         tags: list[str] | None = None,
@@ -270,16 +300,29 @@ class ChatAnthropic(ChatModel):
         **extra: Any,
     ) -> None:
         super().__init__(tags=tags, name=name)
-        if client is None and async_client is None:
+        model = _one_of(model, extra, "model_name", "model")
+        max_tokens = _one_of(max_tokens, extra, "max_tokens_to_sample", "max_tokens")
+        if not model or not isinstance(model, str):
             raise ValueError(
-                "ChatAnthropic needs a client: ChatAnthropic(anthropic.Anthropic(), model=...)."
+                "ChatAnthropic needs the model name: ChatAnthropic(model='claude-sonnet-4-5', ...)."
+            )
+        settings = _SETTINGS.pop_settings(extra)
+        if client is None and async_client is None:
+            client, async_client = build_clients(_SETTINGS, settings)
+        elif settings:
+            raise TypeError(
+                f"ChatAnthropic got a ready client and the client settings {sorted(settings)}; "
+                "configure the client you pass (anthropic.Anthropic(api_key=..., base_url=...)), "
+                "or pass only the settings and let ChatAnthropic build the client."
             )
         if type(client).__name__.startswith("Async") and async_client is None:
             self.client, self.async_client = None, client
         else:
             self.client, self.async_client = client, async_client
         self.model_name = model
-        self.params: dict[str, Any] = {"max_tokens": max_tokens, **extra}
+        self.params: dict[str, Any] = {"max_tokens": 1024 if max_tokens is None else max_tokens}
+        self.params.update(extra.pop("model_kwargs", None) or {})
+        self.params.update(extra)
         if temperature is not None:
             self.params["temperature"] = temperature
 

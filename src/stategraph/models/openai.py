@@ -1,13 +1,14 @@
 """``ChatOpenAI``: OpenAI's Chat Completions API as a stategraph chat model.
 
-Wraps the client object of the official ``openai`` SDK (optional extra ``openai``:
-``pip install 'stategraph[openai]'``), so base URL, keys, retries, proxies and
-Azure or compatible endpoints are configured where the SDK configures them::
+Talks through the official ``openai`` SDK (optional extra ``openai``: ``pip install
+'stategraph[openai]'``). Build it with langchain-openai's arguments, or hand it a
+client you configured yourself (Azure or compatible endpoints, proxies...)::
 
-    from openai import OpenAI
     from stategraph.models.openai import ChatOpenAI
 
-    model = ChatOpenAI(OpenAI(), model="gpt-4o-mini")
+    model = ChatOpenAI(model="gpt-4o-mini", temperature=0)  # key from OPENAI_API_KEY
+    model = ChatOpenAI(model="local", base_url="http://localhost:8000/v1", api_key="-")
+    model = ChatOpenAI(openai.OpenAI(), model="gpt-4o-mini")  # a ready client
     agent = create_react_agent(model, [search])
 
 Messages, tools and tool calls, streaming (text and tool-call deltas), token usage,
@@ -21,6 +22,8 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 
 from stategraph.messages import AIMessage, AIMessageChunk
+from stategraph.models._clients import ClientSettings, build_clients
+from stategraph.models._clients import one_of as _one_of
 from stategraph.models._tools import ToolSpec
 from stategraph.models.base import ChatModel
 
@@ -237,23 +240,53 @@ def _is_async_client(client: Any) -> bool:
     return create is not None and inspect.iscoroutinefunction(inspect.unwrap(create))
 
 
+_SETTINGS = ClientSettings(
+    adapter="ChatOpenAI",
+    module="openai",
+    sync_class="OpenAI",
+    async_class="AsyncOpenAI",
+    extra="openai",
+    aliases={
+        "api_key": ("api_key", "openai_api_key"),
+        "base_url": ("base_url", "openai_api_base"),
+        "organization": ("organization", "openai_organization"),
+        "timeout": ("timeout", "request_timeout"),
+        "max_retries": ("max_retries",),
+        "default_headers": ("default_headers",),
+        "default_query": ("default_query",),
+        "http_client": ("http_client",),
+        "http_async_client": ("http_async_client",),
+    },
+)
+
+
 class ChatOpenAI(ChatModel):
     """A chat model over OpenAI's Chat Completions endpoint, through the ``openai`` SDK.
 
-    ``client``: an ``openai.OpenAI`` (or ``AsyncOpenAI``) instance; ``async_client``
-    serves ``ainvoke``/``astream`` when given (otherwise async calls run the sync
-    client in a worker thread, or use ``client`` if it is the async one). ``model``
-    and the sampling options (``temperature``, ``max_tokens``, ...) are sent with each
-    request; ``extra`` holds any other request parameter.
+    Build it as with langchain-openai: ``ChatOpenAI(model="gpt-4o-mini", api_key=...,
+    base_url=..., temperature=0, max_tokens=..., timeout=..., max_retries=...,
+    default_headers=...)`` (also ``organization``, ``default_query``, ``http_client``,
+    ``http_async_client`` and the aliases ``model_name``, ``openai_api_key``,
+    ``openai_api_base``, ``openai_organization``, ``request_timeout``,
+    ``max_completion_tokens``); it then builds an ``openai.OpenAI`` and an
+    ``openai.AsyncOpenAI`` client itself (settings left out come from the SDK's
+    defaults and environment, e.g. ``OPENAI_API_KEY``).
+
+    Or pass a ready client first: ``client`` is an ``openai.OpenAI`` (or
+    ``AsyncOpenAI``) instance; ``async_client`` serves ``ainvoke``/``astream`` when given
+    (otherwise async calls run the sync client in a worker thread, or use ``client`` if
+    it is the async one). ``model`` and the sampling options (``temperature``,
+    ``max_tokens``, ``stop``, ``model_kwargs``...) are sent with each request; ``extra``
+    holds any other request parameter.
     """
 
     provider = "openai"
 
     def __init__(
         self,
-        client: Any,
+        client: Any = None,
         *,
-        model: str,
+        model: str | None = None,
         async_client: Any = None,
         temperature: float | None = None,
         max_tokens: int | None = None,
@@ -263,14 +296,28 @@ class ChatOpenAI(ChatModel):
         **extra: Any,
     ) -> None:
         super().__init__(tags=tags, name=name)
+        model = _one_of(model, extra, "model_name", "model")
+        max_tokens = _one_of(max_tokens, extra, "max_completion_tokens", "max_tokens")
+        if not model or not isinstance(model, str):
+            raise ValueError(
+                "ChatOpenAI needs the model name: ChatOpenAI(model='gpt-4o-mini', ...)."
+            )
+        settings = _SETTINGS.pop_settings(extra)
         if client is None and async_client is None:
-            raise ValueError("ChatOpenAI needs a client: ChatOpenAI(openai.OpenAI(), model=...).")
+            client, async_client = build_clients(_SETTINGS, settings)
+        elif settings:
+            raise TypeError(
+                f"ChatOpenAI got a ready client and the client settings {sorted(settings)}; "
+                "configure the client you pass (openai.OpenAI(api_key=..., base_url=...)), "
+                "or pass only the settings and let ChatOpenAI build the client."
+            )
         if _is_async_client(client) and async_client is None:
             self.client, self.async_client = None, client
         else:
             self.client, self.async_client = client, async_client
         self.model_name = model
-        self.params: dict[str, Any] = dict(extra)
+        self.params: dict[str, Any] = dict(extra.pop("model_kwargs", None) or {})
+        self.params.update(extra)
         if temperature is not None:
             self.params["temperature"] = temperature
         if max_tokens is not None:

@@ -24,6 +24,8 @@ __all__ = [
     "tools_condition",
     "ToolRuntime",
     "ToolCallRequest",
+    "ToolCallStream",
+    "ToolCallTransformer",
     "ValidationNode",
 ]
 
@@ -32,6 +34,8 @@ _LAZY = {
     "AgentStatePydantic": "stategraph.prebuilt.chat_agent_executor",
     "ToolRuntime": "stategraph.prebuilt._tool_runtime",
     "ToolCallRequest": "stategraph.prebuilt._tool_runtime",
+    "ToolCallStream": "stategraph.prebuilt._tool_call_stream",
+    "ToolCallTransformer": "stategraph.prebuilt._tool_call_stream",
     "ValidationNode": "stategraph.prebuilt.tool_validator",
     "create_react_agent": "stategraph.prebuilt.chat_agent_executor",
     "AsyncToolNode": "stategraph.prebuilt.tool_node",
@@ -53,6 +57,7 @@ if TYPE_CHECKING:
         InjectedToolArg,
         InjectedToolCallId,
     )
+    from stategraph.prebuilt._tool_call_stream import ToolCallStream, ToolCallTransformer
     from stategraph.prebuilt._tool_runtime import ToolCallRequest, ToolRuntime
     from stategraph.prebuilt.chat_agent_executor import (
         AgentState,

@@ -8,7 +8,13 @@ from typing import Any
 
 from stategraph.messages import AIMessage, BaseMessage, SystemMessage, convert_to_messages
 
-__all__ = ["ModelCaller", "PromptRunner", "coerce_ai_message", "state_messages"]
+__all__ = [
+    "ModelCaller",
+    "PromptRunner",
+    "coerce_ai_message",
+    "should_bind_tools",
+    "state_messages",
+]
 
 
 def _is_async_callable(func: Any) -> bool:
@@ -70,6 +76,57 @@ def _for_model(model: Any, messages: list[Any]) -> list[Any]:
     return bridge.to_langchain_messages(messages)
 
 
+def _tool_name(tool: Any) -> str | None:
+    if isinstance(tool, str):
+        return tool
+    if isinstance(tool, Mapping):
+        function = tool.get("function")
+        if isinstance(function, Mapping):
+            return function.get("name")
+        return tool.get("name")
+    return getattr(tool, "name", None) or getattr(tool, "__name__", None)
+
+
+def _bound_tools(model: Any) -> list[Any] | None:
+    """The tools already bound to ``model`` (a LangChain ``RunnableBinding`` of a chat
+    model, possibly first in a sequence), or ``None`` when none are."""
+    steps = getattr(model, "steps", None)
+    if isinstance(steps, list) and steps:
+        model = steps[0]
+    kwargs = getattr(model, "kwargs", None)
+    if hasattr(model, "bound") and isinstance(kwargs, Mapping):  # a RunnableBinding
+        tools = kwargs.get("tools")
+        if tools is not None:
+            return list(tools)
+    return None
+
+
+def should_bind_tools(model: Any, tools: list[Any], num_builtin: int = 0) -> bool:
+    """Whether the agent must call ``model.bind_tools(tools)``: not when the model
+    already has tools bound, which must then be exactly ``tools``.
+
+    Raises ``ValueError`` naming the tools when the bound ones and ``tools`` differ.
+    """
+    bound = _bound_tools(model)
+    if bound is None:
+        return True
+    expected = [t for t in tools if not isinstance(t, Mapping)]
+    if len(bound) != len(expected) + num_builtin:
+        raise ValueError(
+            f"The model already has {len(bound)} tool(s) bound, but the agent was given "
+            f"{len(expected) + num_builtin}; bind the same tools to the model as you pass "
+            "to the agent, or pass the model without bound tools."
+        )
+    bound_names = {_tool_name(t) for t in bound}
+    missing = [n for n in (_tool_name(t) for t in expected) if n not in bound_names]
+    if missing:
+        raise ValueError(
+            f"Tool(s) {missing} were given to the agent but are not bound to the model "
+            f"(bound: {sorted(n for n in bound_names if n)}); bind the same tools to both."
+        )
+    return False
+
+
 class ModelCaller:
     """Calls the agent's model, whatever shape it has.
 
@@ -92,7 +149,7 @@ class ModelCaller:
         self.raw = model
         if hasattr(model, "invoke") or hasattr(model, "ainvoke"):
             bind = getattr(model, "bind_tools", None)
-            if tools and callable(bind):
+            if tools and callable(bind) and should_bind_tools(model, tools):
                 model = bind(tools)
             self.kind = "runnable"
             self.is_async = not hasattr(model, "invoke")
@@ -152,20 +209,47 @@ class ModelCaller:
         return coerce_ai_message(result, self._source())
 
 
+def _config_style(func: Any) -> str | None:
+    """How a prompt function wants the run config: "positional" (a second positional
+    parameter, ``def prompt(state, config)``), "keyword" (a keyword-only ``config``) or
+    ``None`` (it does not)."""
+    try:
+        params = list(inspect.signature(func).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if len([p for p in params if p.kind in kinds]) >= 2:
+        return "positional"
+    if any(p.name == "config" and p.kind is inspect.Parameter.KEYWORD_ONLY for p in params):
+        return "keyword"
+    return None
+
+
+def _run_config() -> Any:
+    from stategraph.config import get_config
+
+    try:
+        return get_config()
+    except RuntimeError:  # called outside a running graph
+        return {}
+
+
 class PromptRunner:
     """Builds the model input from the state according to ``prompt``.
 
     ``None``: the state's messages; a ``str`` or ``SystemMessage``: that system message
-    first; a callable ``(state) -> messages`` (sync or async) or an object with
+    first; a callable ``(state) -> messages`` or ``(state, config) -> messages`` (sync or
+    async; the run's config is passed as ``config``) or an object with
     ``invoke(state)``: whatever it returns.
     """
 
-    __slots__ = ("is_async", "kind", "prompt", "system")
+    __slots__ = ("config_style", "is_async", "kind", "prompt", "system")
 
     def __init__(self, prompt: Any, messages_key: str = "messages") -> None:
         self.prompt = prompt
         self.system: Any = None
         self.is_async = False
+        self.config_style: str | None = None
         if prompt is None:
             self.kind = "none"
         elif isinstance(prompt, str):
@@ -180,6 +264,7 @@ class PromptRunner:
         elif callable(prompt):
             self.kind = "callable"
             self.is_async = _is_async_callable(prompt)
+            self.config_style = _config_style(prompt)
         else:
             raise TypeError(
                 f"create_react_agent got prompt={prompt!r}; use a str, a SystemMessage, a "
@@ -192,8 +277,18 @@ class PromptRunner:
             return state_messages(state)
         if self.kind == "system":
             return [self.system, *state_messages(state)]
-        result = self.prompt.invoke(state) if self.kind == "runnable" else self.prompt(state)
+        if self.kind == "runnable":
+            result = self.prompt.invoke(state)
+        else:
+            result = self._call(state)
         return _as_message_list(result)
+
+    def _call(self, state: Any) -> Any:
+        if self.config_style == "positional":
+            return self.prompt(state, _run_config())
+        if self.config_style == "keyword":
+            return self.prompt(state, config=_run_config())
+        return self.prompt(state)
 
     async def amessages(self, state: Any) -> list[Any]:
         """The model input for ``state``, awaiting async prompts."""
@@ -203,7 +298,7 @@ class PromptRunner:
             ainvoke = getattr(self.prompt, "ainvoke", None)
             result = await ainvoke(state) if ainvoke is not None else self.prompt.invoke(state)
         else:
-            result = self.prompt(state)
+            result = self._call(state)
             if inspect.isawaitable(result):
                 result = await result
         return _as_message_list(result)

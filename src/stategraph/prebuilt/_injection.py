@@ -3,7 +3,14 @@
 A tool parameter annotated ``Annotated[T, InjectedState]``, ``Annotated[T,
 InjectedState("key")]``, ``Annotated[T, InjectedStore()]`` or ``Annotated[str,
 InjectedToolCallId]`` is hidden from the argument schema the model sees and filled by
-the tool node from the graph state, the graph's store or the tool call's id.
+the tool node from the graph state, the graph's store or the tool call's id. A
+parameter typed ``RunnableConfig`` (stategraph's or langchain-core's, plain or as
+``Annotated[RunnableConfig, InjectedToolArg]``) receives the run's config. langchain-
+core's ``InjectedToolArg`` / ``InjectedToolCallId`` markers are recognized too.
+
+Once an application uses langchain-core, these marker classes also become subclasses
+of langchain-core's (see :mod:`stategraph.interop.langchain.tool_types`), so LangChain
+``@tool`` s hide such parameters from the model as they do in LangGraph.
 """
 
 from __future__ import annotations
@@ -25,7 +32,13 @@ __all__ = [
 ]
 
 
-class InjectedToolArg:
+class _Marker:
+    """Private root of the markers: gives them a base class that the LangChain bridge
+    can extend with langchain-core's ``InjectedToolArg`` (Python refuses to change the
+    bases of a class whose only base is ``object``)."""
+
+
+class InjectedToolArg(_Marker):
     """Base marker: the parameter is hidden from the model-facing schema.
 
     Used alone (``Annotated[T, InjectedToolArg]``), the tool node does not fill the
@@ -65,7 +78,8 @@ class InjectedToolCallId(InjectedToolArg):
 
 class Injection:
     """What to inject into one parameter: ``kind`` is "state", "store", "call_id",
-    "runtime" (a :class:`~stategraph.prebuilt.ToolRuntime`) or "none"."""
+    "config" (the run's ``RunnableConfig``), "runtime" (a
+    :class:`~stategraph.prebuilt.ToolRuntime`) or "none"."""
 
     __slots__ = ("field", "kind")
 
@@ -85,22 +99,43 @@ class Injection:
         return hash((self.kind, self.field))
 
 
-def _marker_injection(marker: Any) -> Injection | None:
-    if isinstance(marker, type) and issubclass(marker, InjectedToolArg):
-        marker_cls: type = marker
-        field = None
-    elif isinstance(marker, InjectedToolArg):
-        marker_cls = type(marker)
-        field = getattr(marker, "field", None)
-    else:
+def _marker_classes(marker: Any) -> tuple[type, ...] | None:
+    """The classes (MRO) of an ``Annotated`` marker, or ``None`` if it is not one.
+
+    Markers are stategraph's classes above or langchain-core's ``InjectedToolArg``
+    family (recognized by name, without importing langchain-core).
+    """
+    cls = marker if isinstance(marker, type) else type(marker)
+    mro = cls.__mro__
+    if any(c.__name__ == "InjectedToolArg" for c in mro):
+        return mro
+    return None
+
+
+def _marker_injection(marker: Any, base: Any = None) -> Injection | None:
+    mro = _marker_classes(marker)
+    if mro is None:
         return None
-    if issubclass(marker_cls, InjectedState):
+    names = {c.__name__ for c in mro}
+    if "InjectedState" in names:
+        field = None if isinstance(marker, type) else getattr(marker, "field", None)
         return Injection("state", field)
-    if issubclass(marker_cls, InjectedStore):
+    if "InjectedStore" in names:
         return Injection("store")
-    if issubclass(marker_cls, InjectedToolCallId):
+    if "InjectedToolCallId" in names:
         return Injection("call_id")
+    if _is_runnable_config(base):
+        return Injection("config")
     return Injection("none")
+
+
+def _is_runnable_config(hint: Any) -> bool:
+    """Whether ``hint`` is a ``RunnableConfig`` (stategraph's or langchain-core's)."""
+    if typing.get_origin(hint) is typing.Union or type(hint).__name__ == "UnionType":
+        return any(_is_runnable_config(a) for a in typing.get_args(hint) if a is not type(None))
+    return getattr(hint, "__name__", None) == "RunnableConfig" and isinstance(
+        getattr(hint, "__annotations__", None), Mapping
+    )
 
 
 def injection_of(hint: Any) -> Injection | None:
@@ -114,11 +149,14 @@ def injection_of(hint: Any) -> Injection | None:
     if hint is ToolRuntime or origin is ToolRuntime:
         return Injection("runtime")
     if origin is typing.Annotated:
-        for marker in reversed(typing.get_args(hint)[1:]):
-            found = _marker_injection(marker)
+        base, *markers = typing.get_args(hint)
+        for marker in reversed(markers):
+            found = _marker_injection(marker, base)
             if found is not None:
                 return found
-        return injection_of(typing.get_args(hint)[0])
+        return injection_of(base)
+    if _is_runnable_config(hint):
+        return Injection("config")
     if origin is typing.Union or type(hint).__name__ == "UnionType":
         for arg in typing.get_args(hint):
             found = injection_of(arg)
@@ -159,14 +197,18 @@ def injected_values(
     store: Any,
     tool_name: str,
     runtime: Callable[[], Any] | None = None,
+    config: Callable[[], Any] | None = None,
 ) -> dict[str, Any]:
     """The values to pass for ``injections`` given the state, call id and store.
 
-    ``runtime`` builds the call's :class:`~stategraph.prebuilt.ToolRuntime` (only when
-    a parameter asks for it).
+    ``runtime`` builds the call's :class:`~stategraph.prebuilt.ToolRuntime` and
+    ``config`` returns the run's config (each called only when a parameter asks for it).
     """
     values: dict[str, Any] = {}
     for param, spec in injections.items():
+        if spec.kind == "config":
+            values[param] = _run_config() if config is None else config()
+            continue
         if spec.kind == "runtime":
             if runtime is None:
                 from stategraph.prebuilt._tool_runtime import current_tool_runtime
@@ -190,6 +232,16 @@ def injected_values(
     return values
 
 
+def _run_config() -> Any:
+    """The running graph's config (an empty one outside a graph run)."""
+    from stategraph.config import get_config
+
+    try:
+        return get_config()
+    except RuntimeError:
+        return {}
+
+
 def _state_field(state: Any, field: str) -> Any:
     if isinstance(state, Mapping):
         if field in state:
@@ -203,3 +255,15 @@ def _state_field(state: Any, field: str) -> Any:
     raise KeyError(
         f"InjectedState({field!r}): the graph state {type(state).__name__} has no field '{field}'."
     )
+
+
+def _adopt_langchain_markers() -> None:
+    """If langchain-core is already loaded, let the LangChain bridge make these markers
+    langchain-core's too before any LangChain tool builds its schema."""
+    if "langchain_core" in sys.modules:
+        from stategraph._bridges import langchain_bridge
+
+        langchain_bridge()
+
+
+_adopt_langchain_markers()

@@ -12,6 +12,8 @@ from stategraph.types import Command
 
 __all__ = [
     "Parsed",
+    "current_graph_state",
+    "is_tool_call_list",
     "family_bridge",
     "last_ai",
     "checked_call",
@@ -56,6 +58,34 @@ def last_ai(messages: Any) -> Any:
         if getattr(message, "type", None) == "ai":
             return message
     return None
+
+
+def is_tool_call_list(value: Any) -> bool:
+    """Whether a node input is a list of tool calls (``Send("tools", [tool_call])``, as
+    LangChain's ``create_agent`` sends them)."""
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(isinstance(v, Mapping) and v.get("type") == "tool_call" for v in value)
+    )
+
+
+def current_graph_state() -> Any:
+    """The running graph's state as the calling task sees it (its keys' current values),
+    or ``None`` outside a graph run: what tools given only tool calls get injected."""
+    from stategraph.pregel.observe import current_run_and_task
+
+    current = current_run_and_task()
+    if current is None:
+        return None
+    run, task = current
+    reader = getattr(task, "reader", None)
+    keys = getattr(run.graph, "stream_channels", None)
+    if reader is None or keys is None:
+        return None
+    names = [keys] if isinstance(keys, str) else list(keys)
+    values = reader(names)
+    return dict(values) if isinstance(values, Mapping) else values
 
 
 def current_store() -> Any:

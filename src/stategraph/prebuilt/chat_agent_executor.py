@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typing
 from collections.abc import Callable, Mapping, Sequence
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel
 from typing_extensions import NotRequired, TypedDict
@@ -20,7 +20,12 @@ from stategraph.prebuilt._agent_hooks import (
     post_hook_router,
     with_llm_input,
 )
-from stategraph.prebuilt._agent_parts import ModelCaller, PromptRunner, state_messages
+from stategraph.prebuilt._agent_parts import (
+    ModelCaller,
+    PromptRunner,
+    should_bind_tools,
+    state_messages,
+)
 from stategraph.prebuilt.tool_node import TOOL_CALL_WITH_CONTEXT, ToolNode
 from stategraph.pregel.call import ASYNC_TWIN
 from stategraph.types import Send
@@ -34,7 +39,23 @@ __all__ = [
     "AgentStateWithStructuredResponse",
     "create_react_agent",
     "NEED_MORE_STEPS",
+    "Prompt",
+    "StateSchemaType",
+    "StructuredResponseSchema",
 ]
+
+Prompt = Union[SystemMessage, str, Callable[..., Any], Any]
+"""What ``create_react_agent(prompt=...)`` accepts: a system message or its text, a
+function ``(state[, config]) -> messages`` (sync or async) or a runnable."""
+
+StateSchemaType = type
+"""The type of an agent's ``state_schema`` (a ``TypedDict``, dataclass or pydantic class)."""
+
+StructuredResponseSchema = Union[dict, type]
+"""What ``response_format`` accepts: a JSON schema dict or a class (pydantic, TypedDict)."""
+
+_should_bind_tools = should_bind_tools
+"""LangGraph's private name for :func:`should_bind_tools` (langgraph-supervisor uses it)."""
 
 NEED_MORE_STEPS = "Sorry, need more steps to process this request."
 """Content of the AI message the agent answers with when the step budget runs out."""
@@ -244,7 +265,10 @@ def create_react_agent(
     entry = "agent"
     if pre_model_hook is not None:
         entry = "pre_model_hook"
-        builder.add_node(entry, as_node(pre_model_hook, "pre_model_hook"))
+        # the hook reads the agent's own state (not a previous call's llm_input_messages)
+        builder.add_node(
+            entry, as_node(pre_model_hook, "pre_model_hook"), input_schema=state_schema
+        )
         builder.add_edge(entry, "agent")
     builder.add_edge(START, entry)
     after_agent = END
@@ -268,10 +292,12 @@ def create_react_agent(
             "agent", _router(version, after_agent), path_map=["tools", after_agent]
         )
     if tools_enabled:
+        # the drawing labels the tools node with its tools, as LangGraph's does
+        tools_label = {"__tools": list(tool_node.tools_by_name)}
         if version == "v2":
-            builder.add_node("tools", tool_node, input_schema=_ToolCallInput)
+            builder.add_node("tools", tool_node, input_schema=_ToolCallInput, metadata=tools_label)
         else:
-            builder.add_node("tools", tool_node)
+            builder.add_node("tools", tool_node, metadata=tools_label)
         if return_direct:
             builder.add_conditional_edges(
                 "tools", _return_direct_router(return_direct, entry), path_map=[entry, END]

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal
 
+from typing_extensions import TypedDict
+
 from stategraph.constants import END
 from stategraph.errors import GraphBubbleUp
 from stategraph.messages import ToolCall, ToolMessage, convert_to_messages
@@ -25,7 +27,9 @@ from stategraph.prebuilt._tool_node_parts import (
     checked_call,
     checked_result,
     current_config,
+    current_graph_state,
     current_store,
+    is_tool_call_list,
     last_ai,
 )
 from stategraph.prebuilt._tool_output import (
@@ -55,6 +59,7 @@ __all__ = [
     "AsyncToolCallWrapper",
     "default_handle_tool_errors",
     "TOOL_CALL_WITH_CONTEXT",
+    "ToolCallWithContext",
 ]
 
 ToolCallWrapper = Callable[[ToolCallRequest, Callable[[ToolCallRequest], Any]], Any]
@@ -68,13 +73,21 @@ TOOL_CALL_WITH_CONTEXT = "tool_call_with_context"
 """``__type`` of the ``Send`` payload carrying one tool call and the state (agent v2)."""
 
 
+ToolCallWithContext = TypedDict(
+    "ToolCallWithContext",
+    {"__type": Literal["tool_call_with_context"], "tool_call": ToolCall, "state": Any},
+)
+"""The ``Send`` payload a v2 agent gives the tool node: one tool call and the state."""
+
+
 class ToolNode:
     """Runs every tool call of the last ``AIMessage`` and returns one ``ToolMessage`` each.
 
     Use it as a graph node: ``builder.add_node("tools", ToolNode([search, add]))``.
     The input is the graph state (the messages under ``messages_key``), a list of
-    messages, or a ``Send`` payload ``{"__type": "tool_call_with_context", "tool_call":
-    ..., "state": ...}``. The output is ``{messages_key: [ToolMessage, ...]}`` in
+    messages, a ``Send`` payload ``{"__type": "tool_call_with_context", "tool_call":
+    ..., "state": ...}``, or a list of tool calls (``Send("tools", [tool_call])``, as
+    LangChain's ``create_agent`` sends them; injected state is then the graph's). The output is ``{messages_key: [ToolMessage, ...]}`` in
     tool-call order (a plain list for list input); when a tool returns a ``Command`` the
     output is a list of ``Command`` s and ``{messages_key: [message]}`` updates, still
     in tool-call order.
@@ -172,7 +185,7 @@ class ToolNode:
                     f"ToolNode got two tools named '{runner.name}'; tool names must be unique."
                 )
             self._runners[runner.name] = runner
-        self.tools_by_name = {n: r.obj for n, r in self._runners.items()}
+        self.tools_by_name = {n: r.public for n, r in self._runners.items()}
         self._needs_store = any(
             spec.kind == "store" for r in self._runners.values() for spec in r.injections.values()
         )
@@ -196,6 +209,14 @@ class ToolNode:
 
     # ------------------------------------------------------------------ input
     def _parse(self, input: Any) -> Parsed:
+        if is_tool_call_list(input):
+            # tool calls alone (LangChain's create_agent sends [tool_call]): the tools
+            # get the graph's current state injected; the answer is a state update
+            graph_state = current_graph_state()
+            source = last_ai(
+                graph_state.get(self.messages_key) if isinstance(graph_state, Mapping) else None
+            )
+            return Parsed(list(input), graph_state, False, source)
         if isinstance(input, Mapping) and input.get("__type") == TOOL_CALL_WITH_CONTEXT:
             sent_state = input.get("state")
             source = last_ai(
@@ -277,6 +298,7 @@ class ToolNode:
                     store=store,
                     tool_name=runner.name,
                     runtime=lambda: self._runtime(call, parsed),
+                    config=_tool_config,
                 )
             )
         return runner, args
@@ -343,7 +365,7 @@ class ToolNode:
             tool_failed(call, exc)
             return self._error_message(exc, call)
         output = self._finish(runner, call, result, parsed)
-        tool_finished(call, output)
+        tool_finished(call, _reported(output, parsed))
         return output
 
     def invoke(self, input: Any, config: Mapping[str, Any] | None = None) -> Any:
@@ -414,7 +436,7 @@ class ToolNode:
             tool_failed(call, exc)
             return self._error_message(exc, call)
         output = self._finish(runner, call, result, parsed)
-        tool_finished(call, output)
+        tool_finished(call, _reported(output, parsed))
         return output
 
     async def ainvoke(self, input: Any, config: Mapping[str, Any] | None = None) -> Any:
@@ -459,6 +481,19 @@ class AsyncToolNode(ToolNode):
     async def __call__(self, input: Any) -> Any:
         """Run the tool calls asynchronously (this is what the graph awaits)."""
         return await self.ainvoke(input)
+
+
+def _reported(output: Any, parsed: Parsed) -> Any:
+    """A tool's output as observers see it: in the message family the node answers with
+    (LangChain's ``ToolMessage`` when the calls came from a LangChain ``AIMessage``)."""
+    if parsed.bridge is None or isinstance(output, Command):
+        return output
+    return parsed.bridge.to_langchain(output)
+
+
+def _tool_config() -> Any:
+    """The run config a tool parameter typed ``RunnableConfig`` receives (the node's)."""
+    return current_config() or {}
 
 
 def _async_only(item: Any) -> bool:

@@ -8,7 +8,12 @@ Loaded by stategraph only after the application imported ``langchain_core``; it 
   ``create_react_agent`` (stategraph messages become LangChain ones),
 * keeps the state in LangChain's message classes, as LangGraph does: dicts, tuples
   and strings given to ``add_messages`` become LangChain messages, and ``ToolNode``
-  answers a LangChain ``AIMessage`` with a LangChain ``ToolMessage``.
+  answers a LangChain ``AIMessage`` with a LangChain ``ToolMessage``,
+* turns plain functions given to ``ToolNode`` into LangChain tools, as LangGraph does,
+* makes ``Command`` a LangChain tool output and the injection markers LangChain
+  injected arguments (see :mod:`~stategraph.interop.langchain.tool_types`), so
+  LangChain ``@tool`` s returning ``Command`` or taking ``InjectedState`` work as in
+  LangGraph.
 
 ``use_langchain_messages(False)`` turns the last point off (stategraph's own message
 classes are then used even when ``langchain_core`` is loaded).
@@ -23,12 +28,16 @@ from stategraph.interop.langchain.messages import (
     to_langchain,
     to_langchain_messages,
 )
-from stategraph.interop.langchain.scope import enter_task
+from stategraph.interop.langchain.scope import enter_task, runnable_config
+from stategraph.interop.langchain.tool_types import adopt_langchain_tool_types, as_langchain_tool
 
 __all__ = [
+    "adopt_langchain_tool_types",
+    "as_langchain_tool",
     "use_langchain_messages",
     "langchain_messages",
     "enter_task",
+    "runnable_config",
     "to_langchain",
     "to_langchain_messages",
     "from_langchain",
@@ -37,6 +46,8 @@ __all__ = [
 ]
 
 _MESSAGES = [True]
+
+adopt_langchain_tool_types()
 
 
 def use_langchain_messages(on: bool) -> None:

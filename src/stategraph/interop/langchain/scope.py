@@ -24,7 +24,7 @@ from stategraph.pregel.model_calls import ModelCall, begin_model_call
 if TYPE_CHECKING:
     from stategraph._context import TaskContext
 
-__all__ = ["HookBridge", "enter_task"]
+__all__ = ["HookBridge", "enter_task", "runnable_config"]
 
 T = TypeVar("T")
 
@@ -116,3 +116,18 @@ def enter_task(ctx: TaskContext) -> Callable[[], None]:
         var_child_runnable_config.reset(token)
 
     return leave
+
+
+def runnable_config() -> Any:
+    """The config to hand a LangChain runnable called on the node's behalf (a tool run
+    by ``ToolNode``): the one :func:`enter_task` set, else the running task's config,
+    else ``None`` (outside a graph run)."""
+    current = var_child_runnable_config.get()
+    if current is not None:
+        return current
+    from stategraph.config import get_config
+
+    try:
+        return get_config()
+    except RuntimeError:
+        return None
