@@ -11,9 +11,10 @@ The queue is *not* the record of runs the API shows (status, metadata, timestamp
 ``server/_records``); it decides only who runs what, when. Rules every backend keeps:
 
 1. **One running run per thread.** :meth:`RunQueue.claim` never hands out a run whose
-   thread already has a live (unexpired) claim; runs of one thread are claimed in
-   ``(available_at, enqueue order)`` order. Runs without a thread (stateless) run
-   in parallel freely.
+   thread already has a live (unexpired) claim, and runs of one thread are claimed in
+   enqueue order (a later run never overtakes an earlier one of its thread, even one
+   whose ``available_at`` is later). Runs without a thread (stateless) run in
+   parallel freely; across threads, the oldest ``available_at`` goes first.
 2. **Multitask strategies are decided atomically at enqueue time.** ``reject``
    raises :class:`ThreadBusy` when the thread has a pending or running run (and
    enqueues nothing); ``interrupt`` and ``rollback`` record a cancel request with that
@@ -103,6 +104,9 @@ class Claim:
     token: int
     """Grows with each claim of this run: heartbeats/finishes of older claims are refused."""
     expires_at: float
+    cancel: CancelAction | None = None
+    """A cancel request recorded before this claim (e.g. the previous worker died after
+    the request): the executor finishes the run at once as cancelled."""
 
 
 @dataclass(frozen=True)
@@ -183,9 +187,9 @@ class RunQueue(Protocol):
     async def claim(self, worker_id: str, lease_seconds: float) -> Claim | None:
         """Claim the next runnable run, or ``None`` when none is runnable now.
 
-        Runnable: pending, ``available_at <= now``, and its thread has no live claim;
-        or claimed but expired (rule 3). Oldest ``available_at`` first, then enqueue
-        order."""
+        Runnable: the first run of its thread in enqueue order (or threadless), and
+        pending with ``available_at <= now``, or claimed but expired (rule 3). Oldest
+        ``available_at`` first, then enqueue order."""
         ...
 
     async def heartbeat(self, claim: Claim, lease_seconds: float) -> Beat:
