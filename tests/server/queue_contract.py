@@ -79,9 +79,7 @@ class QueueContract:
         claim = await queue.claim("w", LEASE)
         assert claim is not None and claim.run.run_id == late.run_id
 
-    async def test_reject_refuses_a_busy_thread_and_enqueues_nothing(
-        self, queue: RunQueue
-    ) -> None:
+    async def test_reject_refuses_a_busy_thread_and_enqueues_nothing(self, queue: RunQueue) -> None:
         first = run("t1")
         await queue.enqueue(first)
         with pytest.raises(ThreadBusy) as err:

@@ -10,9 +10,9 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from tests.server.queue_contract import LEASE, QueueContract, run
 
 from stategraph.server._sqlite_queue import SqliteRunQueue
-from tests.server.queue_contract import LEASE, QueueContract, run
 
 pytestmark = pytest.mark.server
 

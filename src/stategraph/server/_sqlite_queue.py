@@ -171,7 +171,9 @@ class SqliteRunQueue:
         kwargs = json.dumps(dict(run.kwargs), separators=(",", ":"))
 
         def op(conn: sqlite3.Connection) -> Enqueued:
-            if conn.execute("SELECT 1 FROM sg_run_queue WHERE run_id = ?", (run.run_id,)).fetchone():
+            if conn.execute(
+                "SELECT 1 FROM sg_run_queue WHERE run_id = ?", (run.run_id,)
+            ).fetchone():
                 raise ValueError(f"Run '{run.run_id}' is already in the queue.")
             cancelled: list[str] = []
             removed: list[str] = []
@@ -298,7 +300,9 @@ class SqliteRunQueue:
                 conn.execute("DELETE FROM sg_run_queue WHERE run_id = ?", (run_id,))
                 return CancelOutcome("removed")
             if row[1] != "rollback":
-                conn.execute("UPDATE sg_run_queue SET cancel = ? WHERE run_id = ?", (action, run_id))
+                conn.execute(
+                    "UPDATE sg_run_queue SET cancel = ? WHERE run_id = ?", (action, run_id)
+                )
             return CancelOutcome("requested")
 
         out = await self._call(op)
