@@ -194,11 +194,9 @@ async def graph(request: Request) -> Response:
 
 def _channels_schema(graph_id: str, g: Any) -> dict[str, Any]:
     """A plain schema of the state's keys, when pydantic cannot express the state type."""
-    keys = [
-        k
-        for k in getattr(g, "stream_channels_list", None) or list(g.channels)
-        if not k.startswith("__")
-    ]
+    out_channels = getattr(g, "output_channels", None)
+    names = [out_channels] if isinstance(out_channels, str) else list(out_channels or g.channels)
+    keys = [k for k in names if not k.startswith("__") and ":" not in k]
     props = {k: {"default": None, "title": k.replace("_", " ").title()} for k in keys}
     return {"properties": props, "title": f"{graph_id}_state", "type": "object"}
 
