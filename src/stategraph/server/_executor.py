@@ -274,7 +274,7 @@ class Executor:
             from stategraph.server._ops import delete_thread
 
             with contextlib.suppress(Exception):
-                await delete_thread(ctx, thread_id)
+                await delete_thread(ctx, thread_id, keep_runs=True)
         if kwargs.get("webhook") and ctx.webhooks is not None and not outcome.rollback:
             final = await ctx.records.read(runs.get(run_id))
             if final is not None:

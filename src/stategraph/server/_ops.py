@@ -256,13 +256,14 @@ async def wait_for_run(
         delay = min(delay * 2, 0.2)
 
 
-async def delete_thread(ctx: ServerContext, thread_id: str) -> bool:
-    """Delete a thread, its runs (cancelled first), crons, events and checkpoints."""
+async def delete_thread(ctx: ServerContext, thread_id: str, *, keep_runs: bool = False) -> bool:
+    """Delete a thread, its runs (cancelled first; kept with ``keep_runs``), crons,
+    events and checkpoints."""
     for run_id in await ctx.queue.pending(thread_id):
         with contextlib.suppress(Exception):
             await ctx.queue.cancel(run_id, "interrupt")
             await ctx.queue.delete(run_id)
-    existed, run_ids = await ctx.records.run(threads.delete(thread_id))
+    existed, run_ids = await ctx.records.run(threads.delete(thread_id, keep_runs=keep_runs))
     for run_id in run_ids:
         ctx.streams.forget(run_id)
     await ctx.storage.saver.adelete_thread(thread_id)

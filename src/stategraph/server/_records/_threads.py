@@ -157,15 +157,18 @@ def set_status(thread_id: str, status: str, metadata: Mapping[str, Any] | None =
     )
 
 
-def delete(thread_id: str) -> Op[tuple[bool, list[str]]]:
-    """Delete the thread, its runs, their events and its crons; returns whether it
-    existed and the deleted run ids."""
+def delete(thread_id: str, *, keep_runs: bool = False) -> Op[tuple[bool, list[str]]]:
+    """Delete the thread, its runs (unless ``keep_runs``: a stateless run's temporary
+    thread, whose run record clients still read), their events and its crons; returns
+    whether it existed and the deleted run ids."""
     rows = yield (
         "DELETE FROM sg_srv_threads WHERE thread_id = ? RETURNING thread_id",
         (thread_id,),
     )
     if not rows:
         return False, []
+    if keep_runs:
+        return True, []
     runs = yield ("DELETE FROM sg_srv_runs WHERE thread_id = ? RETURNING run_id", (thread_id,))
     run_ids = [r[0] for r in runs]
     for run_id in run_ids:

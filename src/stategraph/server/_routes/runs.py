@@ -250,7 +250,7 @@ async def join_stream(request: Request) -> Response:
     run = await _run_of(request)
     last = request.headers.get("last-event-id")
     after = int(last) if last is not None and last.lstrip("-").isdigit() else -1
-    modes = request.query_params.getlist("stream_mode")
+    modes = [m for m in request.query_params.getlist("stream_mode") if m]
     return StreamingResponse(
         _events(
             ctx,
