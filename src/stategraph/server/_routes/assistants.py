@@ -24,9 +24,17 @@ def _check_uuid(assistant_id: str) -> None:
         raise ApiError(422, "Invalid assistant ID: must be a UUID") from None
 
 
-async def _visible(request: Request, action: str, assistant_id: str) -> dict[str, Any]:
-    _check_uuid(assistant_id)
+async def _visible(
+    request: Request, action: str, assistant_id: str, *, names: bool = False
+) -> dict[str, Any]:
+    """The assistant (a uuid; with ``names``, also a graph id, as LangGraph's graph
+    route accepts), after the auth handlers allowed ``action``; 404 when hidden."""
     ctx = ctx_of(request)
+    if names and assistant_id in ctx.graphs.ids:
+        from stategraph.server._context import default_assistant_id
+
+        assistant_id = default_assistant_id(assistant_id)
+    _check_uuid(assistant_id)
     found = await ctx.records.read(assistants.get(assistant_id))
     filters = await authorize(request, "assistants", action, {"assistant_id": assistant_id})
     if found is None or not matches_filter(found["metadata"], filters):
@@ -174,16 +182,16 @@ async def latest(request: Request) -> Response:
     return JsonResponse(found)
 
 
-async def _graph_of(request: Request) -> Any:
+async def _graph_of(request: Request, *, names: bool = False) -> Any:
     ctx = ctx_of(request)
-    found = await _visible(request, "read", request.path_params["assistant_id"])
+    found = await _visible(request, "read", request.path_params["assistant_id"], names=names)
     return ctx.graphs.graph(found["graph_id"], found.get("config") or {})
 
 
 async def graph(request: Request) -> Response:
     raw = request.query_params.get("xray", "false")
     xray: bool | int = raw.lower() == "true" or (int(raw) if raw.isdigit() else False)
-    async with await _graph_of(request) as g:
+    async with await _graph_of(request, names=True) as g:
         drawn = g.get_graph(xray=xray).to_json()
     for node in drawn.get("nodes", []):
         data = node.get("data")
