@@ -107,6 +107,8 @@ async def create_run(
     ``thread_id=None`` is a stateless run: a temporary thread, deleted after the run
     unless ``on_completion="keep"``."""
     _check_body(body)
+    if body.get("webhook") and ctx.webhooks is not None:
+        ctx.webhooks.check(body["webhook"])
     assistant = await ctx.resolve_assistant(body.get("assistant_id"))
     temporary = False
     if thread_id is None:
@@ -166,8 +168,6 @@ async def create_run(
     }
     if checkpoint:
         kwargs["checkpoint"] = checkpoint
-    if body.get("webhook") and ctx.webhooks is not None:
-        ctx.webhooks.check(body["webhook"])
     created = time.time()
     record = await ctx.records.run(
         runs.insert(

@@ -161,3 +161,12 @@ _ctx = StateGraph(Greeting, context_schema=Ctx)
 _ctx.add_node("greet", greet_node)
 _ctx.add_edge(START, "greet")
 ctx_graph = _ctx.compile()
+
+
+_marathon = StateGraph(Counter)
+for _i in range(10):
+    _marathon.add_node(f"m{_i}", steps_node(f"m{_i}", 0.1))
+_marathon.add_edge(START, "m0")
+for _i in range(9):
+    _marathon.add_edge(f"m{_i}", f"m{_i + 1}")
+marathon = _marathon.compile()
