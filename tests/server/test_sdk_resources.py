@@ -10,7 +10,12 @@ import pytest
 
 langgraph_sdk = pytest.importorskip("langgraph_sdk")
 from langgraph_sdk import get_client  # noqa: E402
-from langgraph_sdk.errors import ConflictError, NotFoundError, UnprocessableEntityError  # noqa: E402
+from langgraph_sdk.errors import (  # noqa: E402
+    BadRequestError,
+    ConflictError,
+    NotFoundError,
+    UnprocessableEntityError,
+)
 
 pytestmark = pytest.mark.server
 
@@ -85,11 +90,13 @@ async def test_update_state_and_state_at_checkpoint(client: Any) -> None:
     assert out["checkpoint"]["checkpoint_id"] != first["checkpoint"]["checkpoint_id"]
     now = await client.threads.get_state(thread["thread_id"])
     assert now["values"]["count"] == 42 and now["metadata"]["source"] == "update"
+    assert now["metadata"]["graph_id"] == "agent"
+    assert now["metadata"]["thread_id"] == thread["thread_id"]
     old = await client.threads.get_state(
         thread["thread_id"], checkpoint_id=first["checkpoint"]["checkpoint_id"]
     )
     assert old["values"]["count"] == 1
-    with pytest.raises(UnprocessableEntityError):
+    with pytest.raises(BadRequestError):  # as langgraph dev answers
         await client.threads.update_state(thread["thread_id"], {"nope": 1}, as_node="missing")
     assert (await client.threads.get_state(thread["thread_id"]))["values"]["count"] == 42
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from stategraph.server._context import ServerContext
-from stategraph.server._json import dumps, plain
+from stategraph.server._json import dumps
 from stategraph.server._queue import CancelAction, Claim, ClaimLost
 from stategraph.server._records import assistants, runs, threads
 from stategraph.server._run_call import GraphCall, graph_call
@@ -83,7 +83,7 @@ class Executor:
         seq = await ctx.streams.open(run_id, claim.attempt)
         publish = _Publisher(ctx, run_id, seq)
         assistant = await ctx.records.read(assistants.get(run["assistant_id"]))
-        await ctx.records.run(_started(run, assistant))
+        await ctx.records.run(_started(run, assistant, claim.attempt))
         publish("metadata", dumps({"run_id": run_id, "attempt": claim.attempt}))
         if assistant is None or assistant["graph_id"] not in ctx.graphs.ids:
             error = {
@@ -264,6 +264,8 @@ class Executor:
             result = outcome.result_json
             if outcome.status in ("error", "timeout") and outcome.error is not None:
                 result = dumps({"__error__": outcome.error})
+            elif outcome.status == "interrupted":
+                result = "{}"  # a cancelled run has no result (as LangGraph Server answers)
             await ctx.records.run(runs.set_status(run_id, outcome.status, result=result))
         if publish is not None:
             await ctx.streams.close(run_id, publish.seq)
@@ -288,8 +290,10 @@ def plain_values(outcome: Outcome) -> Any:
     return json.loads(outcome.result_json)
 
 
-def _started(run: dict[str, Any], assistant: dict[str, Any] | None) -> Any:
-    ok = yield from runs.set_status(run["run_id"], "running", only_if=("pending", "running"))
+def _started(run: dict[str, Any], assistant: dict[str, Any] | None, attempt: int) -> Any:
+    ok = yield from runs.set_status(
+        run["run_id"], "running", only_if=("pending", "running"), attempt=attempt
+    )
     if run["thread_id"] is not None and ok:
         meta = (
             {"graph_id": assistant["graph_id"], "assistant_id": assistant["assistant_id"]}
@@ -298,6 +302,3 @@ def _started(run: dict[str, Any], assistant: dict[str, Any] | None) -> Any:
         )
         yield from threads.set_status(run["thread_id"], "busy", meta)
     return ok
-
-
-_ = plain  # re-exported helper used by webhooks

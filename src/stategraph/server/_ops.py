@@ -147,6 +147,7 @@ async def create_run(
         "graph_id": assistant["graph_id"],
         "assistant_id": assistant["assistant_id"],
     }
+    config["metadata"] = {**(config.get("metadata") or {}), **metadata}
     checkpoint = dict(body.get("checkpoint") or {})
     if body.get("checkpoint_id"):
         checkpoint["checkpoint_id"] = body["checkpoint_id"]

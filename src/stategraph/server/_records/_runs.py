@@ -30,6 +30,7 @@ def run_json(row: tuple[Any, ...]) -> dict[str, Any]:
         "multitask_strategy": row[8],
         "created_at": iso(row[3]),
         "updated_at": iso(row[4]),
+        "langsmith_session_name": None,
     }
 
 
@@ -98,6 +99,7 @@ def set_status(
     result: Any = None,
     metadata: Mapping[str, Any] | None = None,
     only_if: tuple[str, ...] = (),
+    attempt: int | None = None,
 ) -> Op[bool]:
     """Set the run's status (and final ``result``, JSON text or a value); with
     ``only_if``, only from one of those statuses. ``False`` when nothing changed."""
@@ -112,6 +114,14 @@ def set_status(
         if rows:
             sets += ", metadata = ?"
             params.append(dumps({**loads(rows[0][0]), **metadata}))
+    if attempt is not None:
+        rows = yield ("SELECT kwargs FROM sg_srv_runs WHERE run_id = ?", (run_id,))
+        if rows:
+            kwargs = loads(rows[0][0])
+            config = kwargs.setdefault("config", {})
+            config["metadata"] = {**(config.get("metadata") or {}), "run_attempt": attempt}
+            sets += ", kwargs = ?"
+            params.append(dumps(kwargs))
     where = "run_id = ?"
     params.append(run_id)
     if only_if:

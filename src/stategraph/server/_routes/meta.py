@@ -22,7 +22,7 @@ async def ok(request: Request) -> Response:
             return rows
 
         await ctx.records.read(ping())
-    return JsonResponse({"ok": True})
+    return JsonResponse({"ok": True, "services": {}})
 
 
 async def info(request: Request) -> Response:

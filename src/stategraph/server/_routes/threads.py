@@ -256,10 +256,12 @@ async def state_update(request: Request) -> Response:
                 422,
                 f"Thread {thread_id} has no graph yet: run it first, or create it with graph_id.",
             )
+        graph_id = (thread.get("metadata") or {}).get("graph_id") or graph.name
+        config["metadata"] = {"graph_id": graph_id, "thread_id": thread_id}
         try:
             new_config = await graph.aupdate_state(config, body.get("values"), body.get("as_node"))
         except (InvalidUpdateError, ValueError, TypeError, KeyError) as exc:
-            raise ApiError(422, f"update_state refused: {exc}") from exc
+            raise ApiError(400, f"update_state refused: {exc}") from exc
         await _refresh(ctx, thread_id, graph)
     cp = checkpoint_json(new_config) or {}
     return JsonResponse(
