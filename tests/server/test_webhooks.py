@@ -115,7 +115,7 @@ async def test_a_refused_webhook_is_a_422_before_the_run(server: Any) -> None:
 
     client = get_client(url=server.url)
     thread = await client.threads.create()
-    with pytest.raises(UnprocessableEntityError, match="SSRF|allowed_domains"):
+    with pytest.raises(UnprocessableEntityError, match=r"SSRF|allowed_domains"):
         await client.runs.create(
             thread["thread_id"], "steps", input={}, webhook="http://10.0.0.1/x"
         )
