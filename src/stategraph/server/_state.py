@@ -132,13 +132,15 @@ async def thread_summary(
     saved = await saver.aget_tuple(config)
     if saved is None:
         return ThreadSummary(None, {}, [])
-    from stategraph.cli.checkpoints import pending_interrupts, pending_nodes, state_values
-
+    # no graph to read it with: the state keys are the non-internal channels
+    values = {
+        k: v
+        for k, v in (saved.checkpoint.get("channel_values") or {}).items()
+        if not k.startswith(("branch:", "join:", "__"))
+    }
     by_task: dict[str, list[dict[str, Any]]] = {}
-    for item in pending_interrupts(saved.pending_writes):
-        by_task.setdefault(item["task_id"], []).append(
-            {"id": item["id"], "value": plain(item["value"])}
-        )
-    return ThreadSummary(
-        dumps(state_values(saved.checkpoint)), by_task, list(pending_nodes(saved.checkpoint))
-    )
+    for task_id, channel, value in saved.pending_writes or ():
+        if channel == "__interrupt__":
+            for item in value if isinstance(value, (list, tuple)) else [value]:
+                by_task.setdefault(task_id, []).append(interrupt_json(item))
+    return ThreadSummary(dumps(values), by_task, [])
