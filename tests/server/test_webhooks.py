@@ -15,6 +15,14 @@ from stategraph.server._webhooks import WebhookRefused, Webhooks
 
 pytestmark = pytest.mark.server
 
+try:
+    import langgraph_sdk  # noqa: F401
+
+    HAVE_SDK = True
+except ImportError:
+    HAVE_SDK = False
+needs_sdk = pytest.mark.skipif(not HAVE_SDK, reason="needs langgraph-sdk (make unit-server)")
+
 
 def test_default_policy_refuses_plain_http_and_private_targets() -> None:
     hooks = Webhooks(WebhookPolicy(), "http://127.0.0.1:2024")
@@ -85,8 +93,8 @@ class _Sink:
         self.httpd.shutdown()
 
 
+@needs_sdk
 async def test_a_finished_run_posts_its_webhook_with_retries(server: Any) -> None:
-    pytest.importorskip("langgraph_sdk")
     from langgraph_sdk import get_client
 
     sink = _Sink(fail=1)
@@ -108,8 +116,8 @@ async def test_a_finished_run_posts_its_webhook_with_retries(server: Any) -> Non
         sink.close()
 
 
+@needs_sdk
 async def test_a_refused_webhook_is_a_422_before_the_run(server: Any) -> None:
-    pytest.importorskip("langgraph_sdk")
     from langgraph_sdk import get_client
     from langgraph_sdk.errors import UnprocessableEntityError
 
