@@ -72,7 +72,7 @@ def test_bad_config_names_the_key(tmp_path: Path, data: Any, message: str) -> No
 
 
 def test_missing_config_says_what_to_do(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="stategraph serve app.py:graph"):
+    with pytest.raises(ConfigError, match=r"stategraph serve app\.py:graph"):
         load_config(tmp_path / "langgraph.json")
 
 

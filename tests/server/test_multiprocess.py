@@ -78,7 +78,7 @@ def test_api_killed_during_a_stream_loses_nothing(storage: tuple[Path, str | Non
             (part.event, part.data)
             for part in client2.runs.join_stream(thread["thread_id"], run_id, last_event_id="3")
         ]
-        updates = [list(data)[0] for event, data in rest if event == "updates"]
+        updates = [next(iter(data)) for event, data in rest if event == "updates"]
         assert updates == [f"m{i}" for i in range(3, 10)]
         assert client2.runs.get(thread["thread_id"], run_id)["status"] == "success"
         final = client2.threads.get_state(thread["thread_id"])["values"]
