@@ -48,6 +48,7 @@ class ServerContext:
     """The :class:`~stategraph.server.auth.Auth` object, or ``None``."""
     webhooks: Any = None
     extra: dict[str, Any] = field(default_factory=dict)
+    _assistants: dict[str, Any] = field(default_factory=dict)
     local_runs: dict[str, Any] = field(default_factory=dict)
     """Runs this process executes now: run id -> ``stop(action)`` (a cancel asked for
     here reaches them at once instead of at their next heartbeat)."""
@@ -85,6 +86,23 @@ class ServerContext:
                 )
             )
 
+    async def assistant(self, assistant_id: str) -> dict[str, Any] | None:
+        """The assistant record, cached for a second (runs look it up on every create)."""
+        import time
+
+        cached = self._assistants.get(assistant_id)
+        now = time.monotonic()
+        if cached is not None and cached[0] > now:
+            return cached[1]
+        found = await self.records.read(assistants.get(assistant_id))
+        if found is not None:
+            self._assistants[assistant_id] = (now + 1.0, found)
+        return found
+
+    def forget_assistant(self, assistant_id: str) -> None:
+        """Drop a cached assistant (it changed)."""
+        self._assistants.pop(assistant_id, None)
+
     async def resolve_assistant(self, assistant_id: Any, *, for_run: bool = True) -> dict[str, Any]:
         """The assistant named by ``assistant_id``: a uuid, or a graph id (runs and
         crons accept graph ids, as LangGraph does). 422 for a name that is no graph,
@@ -106,7 +124,7 @@ class ServerContext:
                     "UUID, or\n- One of the registered graphs: " + ", ".join(self.graphs.ids),
                 )
             assistant_id = default_assistant_id(assistant_id)
-        found = await self.records.read(assistants.get(assistant_id))
+        found = await self.assistant(assistant_id)
         if found is None:
             raise ApiError(
                 404,

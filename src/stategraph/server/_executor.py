@@ -22,7 +22,7 @@ from typing import Any, cast
 from stategraph.server._context import ServerContext
 from stategraph.server._json import dumps
 from stategraph.server._queue import CancelAction, Claim, ClaimLost
-from stategraph.server._records import assistants, runs, threads
+from stategraph.server._records import assistants, events, runs, threads
 from stategraph.server._run_call import GraphCall, graph_call
 from stategraph.server._shaping import Shaper
 from stategraph.server._state import thread_summary
@@ -70,7 +70,7 @@ class Executor:
         """Run ``claim``'s run to its end (never raises for the run's own errors)."""
         ctx = self.ctx
         run_id = claim.run.run_id
-        run = await ctx.records.read(runs.get(run_id))
+        run, assistant = await ctx.records.run(_begin(run_id, claim.attempt, claim.cancel is None))
         if run is None:  # deleted while queued
             with contextlib.suppress(ClaimLost):
                 await ctx.queue.finish(claim, "interrupted")
@@ -82,8 +82,6 @@ class Executor:
             return
         seq = await ctx.streams.open(run_id, claim.attempt)
         publish = _Publisher(ctx, run_id, seq)
-        assistant = await ctx.records.read(assistants.get(run["assistant_id"]))
-        await ctx.records.run(_started(run, assistant, claim.attempt))
         publish("metadata", dumps({"run_id": run_id, "attempt": claim.attempt}))
         if assistant is None or assistant["graph_id"] not in ctx.graphs.ids:
             error = {
@@ -233,46 +231,54 @@ class Executor:
         if outcome.rollback and thread_id is not None:
             with contextlib.suppress(Exception):
                 await saver.adelete_for_runs([run_id])
-        if thread_id is not None:
+        temporary = bool(run["kwargs"].get("temporary"))
+        summary = None
+        thread_status, error = "idle", outcome.error
+        if thread_id is not None and not temporary:
             summary = await thread_summary(saver, thread_id, ctx.graphs, run)
             others = [r for r in await ctx.queue.pending(thread_id) if r != run_id]
-            status = summary.status
-            error = outcome.error
+            thread_status = summary.status
             if outcome.status == "interrupted" and not outcome.rollback:
-                status = "interrupted"
+                thread_status = "interrupted"
                 error = {
                     "error": "UserInterrupt",
                     "message": "interrupt requested via POST /threads/{thread_id}/runs/{run_id}/cancel",
                 }
             elif outcome.status in ("error", "timeout"):
-                status = "error"
+                thread_status = "error"
             if others:
-                status = "busy"
-            await ctx.records.run(
-                threads.set_state(
+                thread_status = "busy"
+        rows = [] if publish is None else ctx.streams.seal(run_id, publish.seq)
+        result = outcome.result_json
+        if outcome.status in ("error", "timeout") and outcome.error is not None:
+            result = dumps({"__error__": outcome.error})
+        elif outcome.status == "interrupted":
+            result = "{}"  # a cancelled run has no result (as LangGraph Server answers)
+
+        def record() -> Any:
+            """The thread's state, the run's status and its events: one transaction."""
+            if thread_id is not None and summary is not None:
+                yield from threads.set_state(
                     thread_id,
-                    status=status,
+                    status=thread_status,
                     values=summary.values_json,
                     interrupts=summary.interrupts,
                     error=error,
                     config={"configurable": {}},
                 )
-            )
-        if outcome.rollback:
-            await ctx.records.run(runs.delete(run_id))
-        else:
-            result = outcome.result_json
-            if outcome.status in ("error", "timeout") and outcome.error is not None:
-                result = dumps({"__error__": outcome.error})
-            elif outcome.status == "interrupted":
-                result = "{}"  # a cancelled run has no result (as LangGraph Server answers)
-            await ctx.records.run(runs.set_status(run_id, outcome.status, result=result))
-        if publish is not None:
-            await ctx.streams.close(run_id, publish.seq)
+            if outcome.rollback:
+                yield from runs.delete(run_id)
+            else:
+                yield from runs.set_status(run_id, outcome.status, result=result)
+                if rows:
+                    yield from events.append(run_id, rows)
+
+        await ctx.records.run(record())
+        ctx.streams.wake(run_id)
         with contextlib.suppress(ClaimLost):
             await ctx.queue.finish(claim, outcome.status)
         kwargs = run["kwargs"]
-        if kwargs.get("temporary") and thread_id is not None:
+        if temporary and thread_id is not None:
             from stategraph.server._ops import delete_thread
 
             with contextlib.suppress(Exception):
@@ -290,15 +296,23 @@ def plain_values(outcome: Outcome) -> Any:
     return json.loads(outcome.result_json)
 
 
-def _started(run: dict[str, Any], assistant: dict[str, Any] | None, attempt: int) -> Any:
+def _begin(run_id: str, attempt: int, start: bool) -> Any:
+    """Read the run and its assistant; with ``start``, mark it running and its thread
+    busy. One transaction."""
+    run = yield from runs.get(run_id)
+    if run is None:
+        return None, None
+    assistant = yield from assistants.get(run["assistant_id"])
+    if not start:
+        return run, assistant
     ok = yield from runs.set_status(
-        run["run_id"], "running", only_if=("pending", "running"), attempt=attempt
+        run_id, "running", only_if=("pending", "running"), attempt=attempt
     )
     if run["thread_id"] is not None and ok:
         meta = (
             {"graph_id": assistant["graph_id"], "assistant_id": assistant["assistant_id"]}
-            if assistant is not None
+            if assistant is not None and not run["kwargs"].get("temporary")
             else None
         )
         yield from threads.set_status(run["thread_id"], "busy", meta)
-    return ok
+    return run, assistant

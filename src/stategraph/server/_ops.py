@@ -110,20 +110,10 @@ async def create_run(
     if body.get("webhook") and ctx.webhooks is not None:
         ctx.webhooks.check(body["webhook"])
     assistant = await ctx.resolve_assistant(body.get("assistant_id"))
-    temporary = False
+    stateless = thread_id is None
+    temporary = stateless and body.get("on_completion", "delete") == "delete"
     if thread_id is None:
         thread_id = str(uuid.uuid4())
-        temporary = body.get("on_completion", "delete") == "delete"
-        await ctx.records.run(threads.insert(thread_id, {}))
-        thread: dict[str, Any] | None = None
-        thread_meta: Mapping[str, Any] = {}
-    else:
-        thread = await ctx.records.read(threads.get(thread_id))
-        if thread is None:
-            if body.get("if_not_exists") != "create":
-                raise ApiError(404, "Thread or assistant not found.")
-            thread, _ = await ctx.records.run(threads.insert(thread_id, {}))
-        thread_meta = thread.get("metadata") or {}
     run_id = str(uuid.uuid4())
     strategy = body.get("multitask_strategy") or default_strategy
     config = dict(body.get("config") or {})
@@ -140,14 +130,6 @@ async def create_run(
     if user is not None:
         conf["langgraph_auth_user"] = user.to_json() if hasattr(user, "to_json") else None
     config["configurable"] = conf
-    metadata = {
-        **(assistant.get("metadata") or {}),
-        **thread_meta,
-        **(body.get("metadata") or {}),
-        "graph_id": assistant["graph_id"],
-        "assistant_id": assistant["assistant_id"],
-    }
-    config["metadata"] = {**(config.get("metadata") or {}), **metadata}
     checkpoint = dict(body.get("checkpoint") or {})
     if body.get("checkpoint_id"):
         checkpoint["checkpoint_id"] = body["checkpoint_id"]
@@ -170,11 +152,36 @@ async def create_run(
     if checkpoint:
         kwargs["checkpoint"] = checkpoint
     created = time.time()
-    record = await ctx.records.run(
-        runs.insert(
+    graph_meta = {"graph_id": assistant["graph_id"], "assistant_id": assistant["assistant_id"]}
+
+    def record_run() -> Any:
+        """Find (or make) the thread, record the run, mark the thread busy: one transaction."""
+        if stateless:
+            yield from threads.insert(thread_id, {})
+            thread_meta: Mapping[str, Any] = {}
+        else:
+            thread = yield from threads.get(thread_id)
+            if thread is None:
+                if body.get("if_not_exists") != "create":
+                    return None
+                thread, _ = yield from threads.insert(thread_id, {})
+            thread_meta = thread.get("metadata") or {}
+        metadata = {
+            **(assistant.get("metadata") or {}),
+            **thread_meta,
+            **(body.get("metadata") or {}),
+            **graph_meta,
+        }
+        config["metadata"] = {**(config.get("metadata") or {}), **metadata}
+        made = yield from runs.insert(
             run_id, thread_id, assistant["assistant_id"], metadata, kwargs, strategy, created
         )
-    )
+        yield from threads.set_status(thread_id, "busy", None if temporary else graph_meta)
+        return made
+
+    record = await ctx.records.run(record_run())
+    if record is None:
+        raise ApiError(404, "Thread or assistant not found.")
     after = float(body.get("after_seconds") or 0)
     try:
         queued = await ctx.queue.enqueue(
@@ -200,15 +207,6 @@ async def create_run(
             await ctx.records.run(runs.delete(removed))
         else:
             await ctx.records.run(runs.set_status(removed, "interrupted", only_if=("pending",)))
-    await ctx.records.run(
-        threads.set_status(
-            thread_id,
-            "busy",
-            {"graph_id": assistant["graph_id"], "assistant_id": assistant["assistant_id"]}
-            if not temporary
-            else None,
-        )
-    )
     return dict(record)
 
 
@@ -239,11 +237,11 @@ async def cancel_run(ctx: ServerContext, run: Mapping[str, Any], action: str) ->
 
 
 async def wait_for_run(
-    ctx: ServerContext, run_id: str, *, timeout: float | None = None
+    ctx: ServerContext, run_id: str, *, timeout: float | None = None, fresh: bool = False
 ) -> str | None:
     """Wait until the run ends; returns its final status (``None``: it was deleted)."""
     deadline = None if timeout is None else time.monotonic() + timeout
-    async for _ in ctx.streams.follow(run_id):
+    async for _ in ctx.streams.follow(run_id, fresh=fresh):
         if deadline is not None and time.monotonic() > deadline:
             break
     delay = 0.01

@@ -55,11 +55,14 @@ class RunStreams:
         records: Records,
         *,
         poll: float = 0.02,
+        max_poll: float = 0.25,
         flush_every: float = 0.05,
         keep_live: float = 30.0,
     ) -> None:
         self.records = records
         self.poll = poll
+        self.max_poll = max_poll
+        self._started: dict[str, asyncio.Event] = {}
         self.flush_every = flush_every
         self.keep_live = keep_live
         self._live: dict[str, _Live] = {}
@@ -78,6 +81,9 @@ class RunStreams:
             stored = [e for e in stored if e[1] != END]
             start = stored[-1][0] + 1 if stored else 0
         self._live[run_id] = _Live()
+        waiting = self._started.pop(run_id, None)
+        if waiting is not None:
+            waiting.set()
         return start
 
     def publish(self, run_id: str, seq: int, event: str, data: str) -> None:
@@ -89,6 +95,28 @@ class RunStreams:
         live.wake()
         self._dirty.add(run_id)
         self._ensure_flusher()
+
+    def seal(self, run_id: str, seq: int) -> list[tuple[int, str, str]]:
+        """End the run's stream without waking its followers yet; returns the events
+        still to store (with the end marker), for the caller's own transaction. Call
+        :meth:`wake` after that transaction committed."""
+        live = self._live.get(run_id)
+        if live is None:
+            return []
+        live.events.append((seq, END, "null"))
+        live.done = True
+        live.ended_at = time.monotonic()
+        self._dirty.discard(run_id)
+        batch = live.events[live.flushed :]
+        live.flushed += len(batch)
+        return batch
+
+    def wake(self, run_id: str) -> None:
+        """Wake the followers of a sealed run."""
+        live = self._live.get(run_id)
+        if live is not None:
+            live.wake()
+        self._forget_old()
 
     async def close(self, run_id: str, seq: int) -> None:
         """The run ended: store every event and the end marker, wake followers."""
@@ -144,12 +172,16 @@ class RunStreams:
 
     # -- following ----------------------------------------------------------------
     async def follow(
-        self, run_id: str, after: int = -1, *, stop: Any = None
+        self, run_id: str, after: int = -1, *, stop: Any = None, fresh: bool = False
     ) -> AsyncIterator[tuple[int, str, str]]:
         """The run's events after number ``after``, live, until its end marker.
 
-        ``stop()`` (optional) is asked between polls: ``True`` ends the stream early
-        (the client left)."""
+        A run this process executes is followed in memory. Otherwise the event table
+        is polled, every ``poll`` seconds at first, backing off to ``max_poll`` while
+        nothing comes; a run that starts here meanwhile wakes the follower at once.
+        ``stop()`` (optional) is asked between polls: ``True`` ends the stream early."""
+        delay = self.poll
+        polls = 0
         while True:
             live = self._live.get(run_id)
             if live is not None:
@@ -157,6 +189,12 @@ class RunStreams:
                     after = item[0]
                     yield item
                 return
+            if fresh:  # just created here: nothing stored yet, wait for it to start
+                fresh = False
+                started = self._started.setdefault(run_id, asyncio.Event())
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(started.wait(), self.max_poll)
+                continue
             rows = await self.records.read(events.read(run_id, after))
             for seq, event, data in rows:
                 if event == END:
@@ -164,22 +202,32 @@ class RunStreams:
                 after = seq
                 yield seq, event, data
             if rows:
+                delay = self.poll
                 continue
             if stop is not None and stop():
                 return
-            status, _ = await self.records.read(runs.result(run_id))
-            if status is None:
-                return  # deleted, or never existed
-            if status in _FINAL:
-                # finished: read once more (its end marker may have landed meanwhile)
-                tail = await self.records.read(events.read(run_id, after))
-                for seq, event, data in tail:
-                    if event == END:
-                        return
-                    after = seq
-                    yield seq, event, data
-                return
-            await asyncio.sleep(self.poll)
+            polls += 1
+            if polls == 1 or polls % 5 == 0:
+                status, _ = await self.records.read(runs.result(run_id))
+                if status is None:
+                    return  # deleted, or never existed
+                if status in _FINAL:
+                    # finished: read once more (its end marker may have landed meanwhile)
+                    tail = await self.records.read(events.read(run_id, after))
+                    for seq, event, data in tail:
+                        if event == END:
+                            return
+                        after = seq
+                        yield seq, event, data
+                    return
+            started = self._started.setdefault(run_id, asyncio.Event())
+            try:
+                await asyncio.wait_for(started.wait(), delay)
+            except asyncio.TimeoutError:
+                delay = min(delay * 1.5, self.max_poll)
+            finally:
+                if started.is_set():
+                    self._started.pop(run_id, None)
 
     async def _follow_live(self, live: _Live, after: int) -> AsyncIterator[tuple[int, str, str]]:
         index = 0

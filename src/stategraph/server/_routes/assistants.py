@@ -98,6 +98,7 @@ async def patch(request: Request) -> Response:
     if body.get("config") is not None and body.get("context") is None:
         changes["context"] = dict((body["config"] or {}).get("configurable") or {})
     updated = await ctx.records.run(assistants.update(assistant_id, changes))
+    ctx.forget_assistant(assistant_id)
     if updated is None:
         raise ApiError(404, f"Assistant '{assistant_id}' not found.")
     return JsonResponse(updated)
@@ -108,6 +109,7 @@ async def delete(request: Request) -> Response:
     assistant_id = request.path_params["assistant_id"]
     await _visible(request, "delete", assistant_id)
     await ctx.records.run(assistants.delete(assistant_id))
+    ctx.forget_assistant(assistant_id)
     return Response(status_code=204)
 
 
@@ -177,6 +179,7 @@ async def latest(request: Request) -> Response:
     body = await body_of(request)
     version = int_arg(body.get("version"), "version", 0, low=1, high=10**9)
     found = await ctx.records.run(assistants.set_latest(assistant_id, version))
+    ctx.forget_assistant(assistant_id)
     if found is None:
         raise ApiError(404, f"Assistant '{assistant_id}' has no version {version}.")
     return JsonResponse(found)

@@ -72,10 +72,11 @@ async def _events(
     with_ids: bool = False,
     cancel_on_disconnect: bool = False,
     modes: list[str] | None = None,
+    fresh: bool = False,
 ) -> AsyncIterator[bytes]:
     finished = False
     try:
-        async for seq, event, data in ctx.streams.follow(run_id, after):
+        async for seq, event, data in ctx.streams.follow(run_id, after, fresh=fresh):
             if modes and not _wanted(event, modes):
                 continue
             yield sse(event, data, str(seq) if with_ids else None)
@@ -126,6 +127,7 @@ async def create_stream(request: Request) -> Response:
             run["run_id"],
             with_ids=bool(body.get("stream_resumable")),
             cancel_on_disconnect=on_disconnect == "cancel",
+            fresh=True,
         ),
         media_type="text/event-stream",
         headers={**_SSE_HEADERS, **_locations(run, "/stream")},
@@ -142,7 +144,7 @@ async def _result(ctx: ServerContext, run_id: str) -> Response:
 async def create_wait(request: Request) -> Response:
     ctx = ctx_of(request)
     run, body = await _new_run(request, "thread_id" not in request.path_params)
-    waiter = asyncio.ensure_future(wait_for_run(ctx, run["run_id"]))
+    waiter = asyncio.ensure_future(wait_for_run(ctx, run["run_id"], fresh=True))
     on_disconnect = body.get("on_disconnect") or "continue"
     try:
         await waiter
