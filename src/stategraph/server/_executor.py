@@ -70,7 +70,9 @@ class Executor:
         """Run ``claim``'s run to its end (never raises for the run's own errors)."""
         ctx = self.ctx
         run_id = claim.run.run_id
-        run, assistant = await ctx.records.run(_begin(run_id, claim.attempt, claim.cancel is None))
+        run, assistant = await ctx.records.run(
+            _begin(run_id, claim.attempt, claim.cancel is None, self.worker_id)
+        )
         if run is None:  # deleted while queued
             with contextlib.suppress(ClaimLost):
                 await ctx.queue.finish(claim, "interrupted")
@@ -296,7 +298,7 @@ def plain_values(outcome: Outcome) -> Any:
     return json.loads(outcome.result_json)
 
 
-def _begin(run_id: str, attempt: int, start: bool) -> Any:
+def _begin(run_id: str, attempt: int, start: bool, worker_id: str) -> Any:
     """Read the run and its assistant; with ``start``, mark it running and its thread
     busy. One transaction."""
     run = yield from runs.get(run_id)
@@ -306,7 +308,7 @@ def _begin(run_id: str, attempt: int, start: bool) -> Any:
     if not start:
         return run, assistant
     ok = yield from runs.set_status(
-        run_id, "running", only_if=("pending", "running"), attempt=attempt
+        run_id, "running", only_if=("pending", "running"), attempt=attempt, worker_id=worker_id
     )
     if run["thread_id"] is not None and ok:
         meta = (

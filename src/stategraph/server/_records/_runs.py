@@ -100,12 +100,17 @@ def set_status(
     metadata: Mapping[str, Any] | None = None,
     only_if: tuple[str, ...] = (),
     attempt: int | None = None,
+    worker_id: str | None = None,
 ) -> Op[bool]:
     """Set the run's status (and final ``result``, JSON text or a value); with
-    ``only_if``, only from one of those statuses. ``False`` when nothing changed."""
+    ``only_if``, only from one of those statuses. ``False`` when nothing changed.
+    ``worker_id`` records which worker executes it (for operators; not in the API)."""
     now = time.time()
     sets = "status = ?, updated_at = ?"
     params: list[Any] = [status, now]
+    if worker_id is not None:
+        sets += ", worker_id = ?"
+        params.append(worker_id)
     if result is not None:
         sets += ", result = ?"
         params.append(result if isinstance(result, str) else dumps(result))

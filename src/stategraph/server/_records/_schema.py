@@ -60,7 +60,8 @@ _TABLES = (
         metadata TEXT NOT NULL,
         kwargs TEXT NOT NULL,
         multitask_strategy TEXT NOT NULL,
-        result TEXT
+        result TEXT,
+        worker_id TEXT
     )""",
     "CREATE INDEX IF NOT EXISTS sg_srv_runs_thread ON sg_srv_runs (thread_id, created_at)",
     """CREATE TABLE IF NOT EXISTS sg_srv_crons (
