@@ -47,7 +47,9 @@ async def _stream(http: httpx.AsyncClient, path: str, body: dict[str, Any]) -> f
     """POST a streaming run; read it to the end; seconds to its first real event."""
     started = time.perf_counter()
     first: float | None = None
-    async with http.stream("POST", path, json=body, headers={"accept": "text/event-stream"}) as reply:
+    async with http.stream(
+        "POST", path, json=body, headers={"accept": "text/event-stream"}
+    ) as reply:
         reply.raise_for_status()
         async for line in reply.aiter_lines():
             if line.startswith("event:") and first is None and "metadata" not in line:
@@ -147,12 +149,21 @@ def _start(kind: str, args: argparse.Namespace, work: Path) -> tuple[str, subpro
     url = f"http://127.0.0.1:{port}"
     app = work / "app"
     shutil.copytree(APP, app)
-    log = open(work / "server.log", "wb")  # noqa: SIM115 - lives as long as the server
+    log = open(work / "server.log", "wb")
     if kind == "langgraph-dev":
         for path in app.glob("*.py"):
-            text = path.read_text().replace("from stategraph.messages import", "from langchain_core.messages import")
+            text = path.read_text().replace(
+                "from stategraph.messages import", "from langchain_core.messages import"
+            )
             path.write_text(re.sub(r"\bstategraph\.", "langgraph.", text))
-        cmd = [str(Path(args.lgdev) / "bin" / "langgraph"), "dev", "--no-browser", "--no-reload", "--port", str(port)]
+        cmd = [
+            str(Path(args.lgdev) / "bin" / "langgraph"),
+            "dev",
+            "--no-browser",
+            "--no-reload",
+            "--port",
+            str(port),
+        ]
     else:
         cmd = [sys.executable, "-m", "stategraph.cli.main", "serve", "--port", str(port)]
         cmd += ["--data-dir", str(work / "data"), "--workers", str(args.workers), "--no-ui"]
@@ -164,12 +175,21 @@ def _start(kind: str, args: argparse.Namespace, work: Path) -> tuple[str, subpro
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--server", default="stategraph")
     parser.add_argument("--clients", type=int, nargs="+", default=[1, 10, 50])
     parser.add_argument("--seconds", type=float, default=20.0)
-    parser.add_argument("--workers", type=int, default=10, help="runs at a time in stategraph serve")
-    parser.add_argument("--pg", default=os.environ.get("STATEGRAPH_TEST_PG", "postgresql://postgres@127.0.0.1:5432/sg_server"))
+    parser.add_argument(
+        "--workers", type=int, default=10, help="runs at a time in stategraph serve"
+    )
+    parser.add_argument(
+        "--pg",
+        default=os.environ.get(
+            "STATEGRAPH_TEST_PG", "postgresql://postgres@127.0.0.1:5432/sg_server"
+        ),
+    )
     parser.add_argument("--lgdev", default="/work/scratch/server/lgdev")
     parser.add_argument("--json", type=Path, help="append the results here (one JSON per line)")
     args = parser.parse_args()

@@ -139,3 +139,16 @@ def test_token_server_refuses_requests_without_the_token(tmp_path: Path) -> None
         assert bearer.status_code == 200 and len(bearer.json()) == 1
     finally:
         proc.stop()
+
+
+def test_langgraph_sdk_auth_is_refused_with_what_to_change(tmp_path: Path) -> None:
+    from stategraph.server._app import load_auth
+    from stategraph.server._config import ConfigError, load_config
+
+    (tmp_path / "auth.py").write_text("from langgraph_sdk import Auth\nauth = Auth()\n")
+    (tmp_path / "g.py").write_text("x = 1\n")
+    (tmp_path / "langgraph.json").write_text(
+        '{"graphs": {"g": "./g.py:x"}, "auth": {"path": "./auth.py:auth"}}'
+    )
+    with pytest.raises(ConfigError, match=r"from stategraph\.server\.auth import Auth"):
+        load_auth(load_config(tmp_path / "langgraph.json"))

@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         import uvicorn
 
-        from stategraph.server._app import ServeOptions, create_app
+        from stategraph.server._app import ServeOptions, create_app, load_auth
         from stategraph.server._graphs import GraphRegistry
     except ImportError as exc:
         raise CliError(
@@ -121,6 +121,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         config.apply_environment()
         GraphRegistry(config.graphs, config.base_dir, None, None)  # import errors now, not later
+        load_auth(config)
     except ConfigError as exc:
         raise CliError(str(exc), EXIT_USAGE) from exc
     host = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host

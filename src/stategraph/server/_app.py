@@ -34,7 +34,7 @@ from stategraph.server._streams import RunStreams
 from stategraph.server._webhooks import Webhooks
 from stategraph.server._worker import Worker
 
-__all__ = ["ServeOptions", "create_app", "running_context"]
+__all__ = ["ServeOptions", "create_app", "running_context", "load_auth"]
 
 log = logging.getLogger("stategraph.server")
 
@@ -62,25 +62,32 @@ class ServeOptions:
     """Seconds the stream events of finished runs are kept (for join_stream)."""
 
 
-def _load_auth(config: ServerConfig) -> Any:
+def load_auth(config: ServerConfig) -> Any:
+    """The ``Auth`` object ``auth.path`` names (``None`` without one); a
+    :class:`~stategraph.server._config.ConfigError` saying what to fix otherwise."""
     if not config.auth_path:
         return None
+    from stategraph.server._config import ConfigError
     from stategraph.server._graphs import _import_target
     from stategraph.server.auth import Auth
 
     target, _, attr = config.auth_path.rpartition(":")
     if not target or not attr:
-        raise ApiError(500, f"auth.path {config.auth_path!r} must be 'file.py:attribute'.")
+        raise ConfigError(f"auth.path {config.auth_path!r} must be 'file.py:attribute'.")
     module = _import_target(target, config.base_dir, "auth")
     obj = getattr(module, attr, None)
-    if not isinstance(obj, Auth):
-        from stategraph.server._config import ConfigError
-
+    if isinstance(obj, Auth):
+        return obj
+    if type(obj).__module__.startswith("langgraph_sdk"):
         raise ConfigError(
-            f"auth.path {config.auth_path!r} names a {type(obj).__name__}, not an Auth: "
-            "create it with `from stategraph.server.auth import Auth; auth = Auth()`."
+            f"auth.path {config.auth_path!r} is LangGraph's Auth: stategraph serve runs its "
+            "own, with the same decorators. Change the import to "
+            "`from stategraph.server.auth import Auth`."
         )
-    return obj
+    raise ConfigError(
+        f"auth.path {config.auth_path!r} names a {type(obj).__name__}, not an Auth: create "
+        "it with `from stategraph.server.auth import Auth; auth = Auth()`."
+    )
 
 
 @contextlib.asynccontextmanager
@@ -108,7 +115,7 @@ async def running_context(
             api_url=options.api_url,
             lease_seconds=options.lease_seconds,
             run_timeout=options.run_timeout,
-            auth=_load_auth(config),
+            auth=load_auth(config),
             webhooks=Webhooks(config.webhooks, options.api_url),
         )
         await ctx.ensure_graph_assistants()
