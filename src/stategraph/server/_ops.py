@@ -20,41 +20,20 @@ from stategraph.server._queue import (
 from stategraph.server._records import runs, threads
 from stategraph.server._run_call import check_stream_modes, command_from_json
 
-__all__ = ["create_run", "cancel_run", "wait_for_run", "delete_thread", "FINAL"]
+__all__ = [
+    "create_run",
+    "cancel_run",
+    "wait_for_run",
+    "delete_thread",
+    "check_run_body",
+    "FINAL",
+]
 
 FINAL = ("success", "error", "timeout", "interrupted")
 
-_RUN_KEYS = frozenset(
-    {
-        "assistant_id",
-        "input",
-        "command",
-        "config",
-        "context",
-        "metadata",
-        "stream_mode",
-        "stream_subgraphs",
-        "stream_resumable",
-        "interrupt_before",
-        "interrupt_after",
-        "multitask_strategy",
-        "webhook",
-        "on_completion",
-        "on_disconnect",
-        "after_seconds",
-        "if_not_exists",
-        "checkpoint",
-        "checkpoint_id",
-        "checkpoint_during",
-        "durability",
-        "feedback_keys",
-        "langsmith_tracer",
-        "signal",
-    }
-)
 
-
-def _check_body(body: Mapping[str, Any]) -> None:
+def check_run_body(body: Mapping[str, Any]) -> None:
+    """422 naming the field, for a run body LangGraph Server would refuse."""
     if body.get("input") is not None and body.get("command") is not None:
         raise ApiError(422, "Give either input or command, not both.")
     command = body.get("command")
@@ -106,7 +85,7 @@ async def create_run(
 
     ``thread_id=None`` is a stateless run: a temporary thread, deleted after the run
     unless ``on_completion="keep"``."""
-    _check_body(body)
+    check_run_body(body)
     if body.get("webhook") and ctx.webhooks is not None:
         ctx.webhooks.check(body["webhook"])
     assistant = await ctx.resolve_assistant(body.get("assistant_id"))

@@ -50,9 +50,8 @@ class Shaper:
         self.modes = set(modes)
         self.subgraphs = subgraphs
         self.emit = emit
-        self.last_values: Any = None
-        """The last root ``values`` chunk (plain JSON): the run's result."""
         self.last_values_json: str | None = None
+        """The last root ``values`` chunk (JSON text): the run's result."""
         self._seen: dict[str, dict[str, Any]] = {}
 
     def _name(self, mode: str, ns: tuple[str, ...]) -> str:
@@ -66,7 +65,6 @@ class Shaper:
             text = dumps(data)
             if not ns:
                 self.last_values_json = text
-                self.last_values = None
             if "values" in self.modes:
                 self.emit(self._name("values", ns), text)
             return

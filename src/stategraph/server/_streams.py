@@ -118,21 +118,6 @@ class RunStreams:
             live.wake()
         self._forget_old()
 
-    async def close(self, run_id: str, seq: int) -> None:
-        """The run ended: store every event and the end marker, wake followers."""
-        live = self._live.get(run_id)
-        if live is None:
-            return
-        live.events.append((seq, END, "null"))
-        live.done = True
-        live.ended_at = time.monotonic()
-        live.wake()
-        self._dirty.discard(run_id)
-        try:
-            await self._flush_one(run_id, live)
-        finally:
-            self._forget_old()
-
     async def _flush_one(self, run_id: str, live: _Live) -> None:
         batch = live.events[live.flushed :]
         if not batch:
@@ -180,6 +165,17 @@ class RunStreams:
         is polled, every ``poll`` seconds at first, backing off to ``max_poll`` while
         nothing comes; a run that starts here meanwhile wakes the follower at once.
         ``stop()`` (optional) is asked between polls: ``True`` ends the stream early."""
+        try:
+            async for item in self._follow(run_id, after, stop, fresh):
+                yield item
+        finally:
+            waiting = self._started.get(run_id)
+            if waiting is not None and not waiting.is_set():
+                self._started.pop(run_id, None)
+
+    async def _follow(
+        self, run_id: str, after: int, stop: Any, fresh: bool
+    ) -> AsyncIterator[tuple[int, str, str]]:
         delay = self.poll
         polls = 0
         while True:

@@ -14,7 +14,7 @@ from stategraph.server._context import ApiError
 from stategraph.server._crons import check_schedule, next_run
 from stategraph.server._http import JsonResponse, authorize, body_of, ctx_of, int_arg, user_of
 from stategraph.server._json import from_iso
-from stategraph.server._ops import _check_body
+from stategraph.server._ops import check_run_body
 from stategraph.server._records import crons
 from stategraph.server._routes._common import visible_thread
 from stategraph.server.auth import matches_filter
@@ -53,7 +53,7 @@ async def create(request: Request) -> Response:
     if thread_id is not None:
         await visible_thread(request, thread_id, "read")
     check_schedule(body.get("schedule"), body.get("timezone"))
-    _check_body(body)
+    check_run_body(body)
     assistant = await ctx.resolve_assistant(body.get("assistant_id"))
     cron_id = str(uuid.uuid4())
     payload: dict[str, Any] = {"schedule": body["schedule"]}
