@@ -237,7 +237,9 @@ async def wait_for_run(
 async def delete_thread(ctx: ServerContext, thread_id: str, *, keep_runs: bool = False) -> bool:
     """Delete a thread, its runs (cancelled first; kept with ``keep_runs``), crons,
     events and checkpoints."""
-    for run_id in await ctx.queue.pending(thread_id):
+    pending = list(await ctx.queue.pending(thread_id))
+    ctx.stop_local(pending, "interrupt")  # a run executing here stops writing at once
+    for run_id in pending:
         with contextlib.suppress(Exception):
             await ctx.queue.cancel(run_id, "interrupt")
             await ctx.queue.delete(run_id)
