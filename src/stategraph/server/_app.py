@@ -34,7 +34,7 @@ from stategraph.server._streams import RunStreams
 from stategraph.server._webhooks import Webhooks
 from stategraph.server._worker import Worker
 
-__all__ = ["ServeOptions", "create_app", "running_context", "load_auth"]
+__all__ = ["ServeOptions", "create_app", "running_context", "load_auth", "sweep_once"]
 
 log = logging.getLogger("stategraph.server")
 
@@ -119,6 +119,7 @@ async def running_context(
             webhooks=Webhooks(config.webhooks, options.api_url),
         )
         await ctx.ensure_graph_assistants()
+        store_sweeper = await _start_store_sweeper(storage.store, config)
         background: list[asyncio.Task[None]] = []
         the_worker = None
         if worker and options.workers > 0:
@@ -141,13 +142,39 @@ async def running_context(
                 await the_worker.stop()
             await streams.aclose()
             await ctx.webhooks.aclose()
+            if store_sweeper:
+                stopped = storage.store.stop_ttl_sweeper()
+                if asyncio.iscoroutine(stopped):
+                    await stopped
 
 
-async def _sweep(ctx: ServerContext, options: ServeOptions) -> None:
-    """Delete expired threads and old stream events, now and then."""
+async def _start_store_sweeper(store: Any, config: ServerConfig) -> bool:
+    """Start the store's ttl sweeper when ``store.ttl`` asks for expiry."""
+    ttl = config.store_ttl
+    if ttl is None or ttl.default_ttl is None:
+        return False
+    started = store.start_ttl_sweeper(ttl.sweep_interval_minutes)
+    if asyncio.iscoroutine(started):
+        await started
+    return True
+
+
+async def sweep_once(ctx: ServerContext, keep_events: float, now: float | None = None) -> int:
+    """Delete the threads whose ttl ran out (with their runs and checkpoints) and the
+    stream events older than ``keep_events`` seconds; returns how many threads went."""
     from stategraph.server._ops import delete_thread
     from stategraph.server._records import threads
 
+    now = time.time() if now is None else now
+    gone = 0
+    for thread_id in await ctx.records.read(threads.expired(now)):
+        gone += await delete_thread(ctx, thread_id)
+    await ctx.records.run(events.purge(now - keep_events))
+    return gone
+
+
+async def _sweep(ctx: ServerContext, options: ServeOptions) -> None:
+    """:func:`sweep_once` now and then."""
     every = options.sweep_every
     ttl = ctx.config.thread_ttl
     if ttl is not None:
@@ -155,9 +182,7 @@ async def _sweep(ctx: ServerContext, options: ServeOptions) -> None:
     while True:
         await asyncio.sleep(every)
         try:
-            for thread_id in await ctx.records.read(threads.expired(time.time())):
-                await delete_thread(ctx, thread_id)
-            await ctx.records.run(events.purge(time.time() - options.keep_events))
+            await sweep_once(ctx, options.keep_events)
         except Exception:
             log.exception("sweeper failed")
 

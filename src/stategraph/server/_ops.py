@@ -143,7 +143,8 @@ async def create_run(
             if thread is None:
                 if body.get("if_not_exists") != "create":
                     return None
-                thread, _ = yield from threads.insert(thread_id, {})
+                ttl = ctx.config.thread_ttl.default_ttl if ctx.config.thread_ttl else None
+                thread, _ = yield from threads.insert(thread_id, {}, ttl)
             thread_meta = thread.get("metadata") or {}
         metadata = {
             **(assistant.get("metadata") or {}),

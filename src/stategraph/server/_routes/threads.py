@@ -79,9 +79,10 @@ async def create(request: Request) -> Response:
         "if_exists": body.get("if_exists"),
     }
     await authorize(request, "threads", "create", value)
-    found, created = await ctx.records.run(
-        threads.insert(thread_id, value["metadata"], _ttl_minutes(body.get("ttl")))
-    )
+    ttl = _ttl_minutes(body.get("ttl"))
+    if ttl is None and ctx.config.thread_ttl is not None:
+        ttl = ctx.config.thread_ttl.default_ttl  # checkpointer.ttl.default_ttl
+    found, created = await ctx.records.run(threads.insert(thread_id, value["metadata"], ttl))
     if not created:
         if body.get("if_exists") == "do_nothing":
             return JsonResponse(found)
