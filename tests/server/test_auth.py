@@ -152,3 +152,12 @@ def test_langgraph_sdk_auth_is_refused_with_what_to_change(tmp_path: Path) -> No
     )
     with pytest.raises(ConfigError, match=r"from stategraph\.server\.auth import Auth"):
         load_auth(load_config(tmp_path / "langgraph.json"))
+
+
+async def test_stateless_runs_are_stamped_and_private(auth_server: ServerProcess) -> None:
+    alice, bob = _client(auth_server, "alice-token"), _client(auth_server, "bob-token")
+    run = await alice.runs.create(None, "steps", input={"n": 0})
+    assert run["metadata"]["owner"] == "alice"
+    assert (await alice.runs.join(run["thread_id"], run["run_id"]))["n"] == 5
+    with pytest.raises((NotFoundError, httpx.HTTPStatusError)):
+        await bob.runs.get(run["thread_id"], run["run_id"])

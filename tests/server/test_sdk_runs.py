@@ -268,3 +268,15 @@ async def test_store_is_shared_with_graphs(client: Any) -> None:
     assert (await client.runs.wait(None, "memo", input={"key": key}))["seen"] == {"times": 1}
     item = await client.store.get_item(["memo"], key)
     assert item["value"] == {"times": 2}
+
+
+async def test_create_batch(client: Any) -> None:
+    made = await client.runs.create_batch(
+        [
+            {"assistant_id": "steps", "input": {"n": 0}},
+            {"assistant_id": "steps", "input": {"n": 10}},
+        ]
+    )
+    assert [r["status"] for r in made] == ["pending", "pending"]
+    joined = [await client.runs.join(r["thread_id"], r["run_id"]) for r in made]
+    assert [j["n"] for j in joined] == [5, 15]

@@ -26,6 +26,7 @@ from stategraph.server._json import sse
 from stategraph.server._ops import FINAL, cancel_run, create_run, wait_for_run
 from stategraph.server._records import runs
 from stategraph.server._routes._common import visible_thread
+from stategraph.server.auth import matches_filter
 
 __all__ = ["routes"]
 
@@ -50,6 +51,8 @@ async def _new_run(request: Request, stateless: bool) -> tuple[dict[str, Any], d
             await authorize(request, "threads", "create", {"thread_id": thread_id, "metadata": {}})
     else:
         await authorize(request, "threads", "create_run", value)
+    # what the auth handlers changed (e.g. metadata stamped with the owner) is the run
+    body = {k: v for k, v in value.items() if k != "thread_id"}
     run = await create_run(ctx, thread_id, body, user=user_of(request))
     return run, body
 
@@ -116,6 +119,24 @@ async def create_background(request: Request) -> Response:
     return JsonResponse(run, headers={"content-location": _locations(run, "")["content-location"]})
 
 
+async def create_batch(request: Request) -> Response:
+    """``POST /runs/batch``: several stateless background runs from a list of bodies."""
+    import json
+
+    ctx = ctx_of(request)
+    try:
+        bodies = json.loads(await request.body() or b"[]")
+    except json.JSONDecodeError as exc:
+        raise ApiError(422, f"The request body is not JSON: {exc}") from exc
+    if not isinstance(bodies, list) or not all(isinstance(b, dict) for b in bodies):
+        raise ApiError(422, "POST /runs/batch takes a JSON list of run objects.")
+    made = []
+    for body in bodies:
+        await authorize(request, "threads", "create_run", {**body, "thread_id": None})
+        made.append(await create_run(ctx, None, body, user=user_of(request)))
+    return JsonResponse(made)
+
+
 async def create_stream(request: Request) -> Response:
     ctx = ctx_of(request)
     run, body = await _new_run(request, "thread_id" not in request.path_params)
@@ -158,10 +179,17 @@ async def create_wait(request: Request) -> Response:
 
 
 async def _run_of(request: Request, action: str = "read") -> dict[str, Any]:
+    """The run of the path, after checking the caller may see its thread. A stateless
+    run's temporary thread is gone once it ended; its run stays readable."""
     ctx = ctx_of(request)
     thread_id = request.path_params["thread_id"]
-    await visible_thread(request, thread_id, action)
     run = await ctx.records.read(runs.get(request.path_params["run_id"], thread_id))
+    if run is not None and run["kwargs"].get("temporary"):
+        filters = await authorize(request, "threads", action, {"thread_id": thread_id})
+        if not matches_filter(run["metadata"], filters):
+            raise ApiError(404, "Not Found")
+        return run
+    await visible_thread(request, thread_id, action)
     if run is None:
         raise ApiError(404, "Not Found")
     return run
@@ -274,6 +302,7 @@ def routes() -> list[Route]:
         Route("/runs/stream", create_stream, methods=["POST"]),
         Route("/runs/wait", create_wait, methods=["POST"]),
         Route("/runs/cancel", cancel_many, methods=["POST"]),
+        Route("/runs/batch", create_batch, methods=["POST"]),
         Route("/threads/{thread_id}/runs", create_background, methods=["POST"]),
         Route("/threads/{thread_id}/runs", list_runs, methods=["GET"]),
         Route("/threads/{thread_id}/runs/stream", create_stream, methods=["POST"]),
