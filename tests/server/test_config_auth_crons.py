@@ -58,6 +58,7 @@ def test_langgraph_json_keys_are_read(tmp_path: Path) -> None:
     [
         ({}, "graphs must name at least one graph"),
         ({"graphs": {"a": "./a.py"}}, "graphs.a"),
+        ({"graphs": {"a": "./a.ts:graph"}}, "JavaScript"),
         ({"graphs": {"a": "a:g"}, "nonsense": 1}, "nonsense"),
         ({"graphs": {"a": "a:g"}, "store": {"index": {"dims": 3}}}, "store.index"),
         ({"graphs": {"a": "a:g"}, "checkpointer": {"ttl": {"default_ttl": -1}}}, "default_ttl"),

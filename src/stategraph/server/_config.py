@@ -184,6 +184,11 @@ def _graphs(raw: Any) -> dict[str, GraphSpec]:
                 f"graphs.{graph_id} must be 'path/file.py:attr' or 'module:attr' (or an object "
                 f'with "path"), got {value!r}.'
             )
+        if path.split(":", 1)[0].endswith((".ts", ".js", ".mts", ".mjs", ".tsx")):
+            raise ConfigError(
+                f"graphs.{graph_id} = {path!r} is a JavaScript graph: stategraph serve runs "
+                "Python graphs only."
+            )
         if ":" not in path:
             raise ConfigError(
                 f"graphs.{graph_id} = {path!r} does not name an attribute: write "
