@@ -221,6 +221,11 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return JSONResponse({"detail": exc.detail}, status_code=exc.status_code)
 
 
+async def _unexpected(request: Request, exc: Exception) -> Response:
+    log.exception("%s %s failed", request.method, request.url.path, exc_info=exc)
+    return JSONResponse({"detail": f"Internal error: {type(exc).__name__}: {exc}"}, status_code=500)
+
+
 async def _auth_error(request: Request, exc: Exception) -> Response:
     from stategraph.server.auth import HTTPException
 
@@ -258,6 +263,7 @@ def create_app(config: ServerConfig, options: ServeOptions | None = None) -> ASG
             ApiError: _api_error,
             StarletteHTTPException: _http_error,
             HTTPException: _auth_error,
+            Exception: _unexpected,
         },
     )
     if config.cors:

@@ -28,9 +28,10 @@ log = logging.getLogger("stategraph.server")
 def _croniter() -> Any:
     try:
         from croniter import croniter
-    except ImportError as exc:  # pragma: no cover - the server extra installs it
-        raise ImportError(
-            f"Crons need croniter: pip install 'stategraph[server]' ({exc})."
+    except ImportError as exc:
+        raise ApiError(
+            501,
+            f"Crons need croniter, which is not installed: pip install 'stategraph[server]' ({exc}).",
         ) from exc
     return croniter
 
