@@ -137,17 +137,26 @@ class PostgresDb:
             self._opened = True
 
     async def run(self, op: Op[T], *, write: bool = True) -> T:
-        """Run ``op`` in one transaction on a pooled connection."""
+        """Run ``op`` in one transaction on a pooled connection (a read runs its
+        statements in autocommit: no BEGIN/COMMIT round trips)."""
         await self._open()
-        async with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
-            try:
-                sql, params = next(op)
-                while True:
-                    await cur.execute(sql.replace("?", "%s"), params)
-                    rows = await cur.fetchall() if cur.description is not None else []
-                    sql, params = op.send(rows)
-            except StopIteration as stop:
-                return stop.value
+        async with self._pool.connection() as conn:
+            if write:
+                async with conn.transaction(), conn.cursor() as cur:
+                    return await self._drive(cur, op)
+            async with conn.cursor() as cur:
+                return await self._drive(cur, op)
+
+    @staticmethod
+    async def _drive(cur: Any, op: Op[T]) -> T:
+        try:
+            sql, params = next(op)
+            while True:
+                await cur.execute(sql.replace("?", "%s"), params)
+                rows = await cur.fetchall() if cur.description is not None else []
+                sql, params = op.send(rows)
+        except StopIteration as stop:
+            return stop.value
 
     async def setup(self, ddl: Sequence[str]) -> None:
         """Create the tables (serialized across processes by an advisory lock)."""
@@ -158,6 +167,27 @@ class PostgresDb:
                 yield stmt, ()
 
         await self.run(op())
+
+    async def listen(self, channel: str, callback: Any) -> Any:
+        """Call ``callback(payload)`` for each ``NOTIFY`` on ``channel`` (a dedicated
+        connection, reconnected after errors); returns the listening task."""
+        import psycopg
+
+        async def loop() -> None:
+            while True:
+                try:
+                    async with await psycopg.AsyncConnection.connect(
+                        self.dsn, autocommit=True
+                    ) as conn:
+                        await conn.execute(f"LISTEN {channel}")
+                        async for note in conn.notifies():
+                            callback(note.payload)
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    await asyncio.sleep(1.0)
+
+        return asyncio.ensure_future(loop())
 
     async def aclose(self) -> None:
         """Close the pool."""

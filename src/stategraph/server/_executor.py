@@ -273,7 +273,7 @@ class Executor:
             else:
                 yield from runs.set_status(run_id, outcome.status, result=result)
                 if rows:
-                    yield from events.append(run_id, rows)
+                    yield from events.append(run_id, rows, notify=ctx.streams.notify)
 
         await ctx.records.run(record())
         ctx.streams.wake(run_id)

@@ -63,6 +63,10 @@ class RunStreams:
         self.poll = poll
         self.max_poll = max_poll
         self._started: dict[str, asyncio.Event] = {}
+        self.notify = getattr(records.db, "dialect", "") == "postgres"
+        """Announce stored events with ``NOTIFY`` and follow other processes' runs
+        through ``LISTEN`` (PostgreSQL), instead of polling alone."""
+        self._listener: Any = None
         self.flush_every = flush_every
         self.keep_live = keep_live
         self._live: dict[str, _Live] = {}
@@ -123,7 +127,7 @@ class RunStreams:
         if not batch:
             return
         live.flushed += len(batch)
-        await self.records.run(events.append(run_id, batch))
+        await self.records.run(events.append(run_id, batch, notify=self.notify))
 
     def _ensure_flusher(self) -> None:
         if self._flusher is None or self._flusher.done():
@@ -173,9 +177,20 @@ class RunStreams:
             if waiting is not None and not waiting.is_set():
                 self._started.pop(run_id, None)
 
+    def _notified(self, run_id: str) -> None:
+        waiting = self._started.get(run_id)
+        if waiting is not None:
+            waiting.set()
+
+    async def _ensure_listener(self) -> None:
+        if self.notify and self._listener is None:
+            db: Any = self.records.db  # PostgresDb: the only one with notifications
+            self._listener = await db.listen(events.CHANNEL, self._notified)
+
     async def _follow(
         self, run_id: str, after: int, stop: Any, fresh: bool
     ) -> AsyncIterator[tuple[int, str, str]]:
+        await self._ensure_listener()
         delay = self.poll
         polls = 0
         while True:
@@ -246,8 +261,12 @@ class RunStreams:
         return live is not None and not live.done
 
     async def aclose(self) -> None:
-        """Stop the flusher (after a last flush)."""
+        """Stop the flusher (after a last flush) and the listener."""
         self._closed = True
+        if self._listener is not None:
+            self._listener.cancel()
+            with contextlib.suppress(BaseException):
+                await self._listener
         for run_id, live in list(self._live.items()):
             with contextlib.suppress(Exception):
                 await self._flush_one(run_id, live)

@@ -8,18 +8,37 @@ from collections.abc import Sequence
 
 from stategraph.server._db import Op
 
-__all__ = ["append", "read", "purge"]
+__all__ = ["append", "read", "purge", "CHANNEL"]
 
 
-def append(run_id: str, events: Sequence[tuple[int, str, str]]) -> Op[None]:
-    """Store ``(seq, event, data JSON)`` rows of ``run_id`` (an existing seq is kept)."""
+_CHUNK = 150
+"""Rows per INSERT (5 parameters each: under SQLite's and PostgreSQL's limits)."""
+
+
+CHANNEL = "sg_srv_events"
+"""PostgreSQL ``NOTIFY`` channel announcing new events (payload: the run id)."""
+
+
+def append(
+    run_id: str, events: Sequence[tuple[int, str, str]], *, notify: bool = False
+) -> Op[None]:
+    """Store ``(seq, event, data JSON)`` rows of ``run_id`` (an existing seq is kept),
+    a batch per statement (one round trip per 150 events). ``notify`` (PostgreSQL)
+    announces them on :data:`CHANNEL` when the transaction commits."""
     now = time.time()
-    for seq, event, data in events:
+    for start in range(0, len(events), _CHUNK):
+        chunk = events[start : start + _CHUNK]
+        params: list[object] = []
+        for seq, event, data in chunk:
+            params += [run_id, seq, event, data, now]
+        values = ", ".join("(?, ?, ?, ?, ?)" for _ in chunk)
         yield (
-            "INSERT INTO sg_srv_events (run_id, seq, event, data, created_at)"
-            " VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id, seq) DO NOTHING",
-            (run_id, seq, event, data, now),
+            f"INSERT INTO sg_srv_events (run_id, seq, event, data, created_at) VALUES {values}"
+            " ON CONFLICT (run_id, seq) DO NOTHING",
+            tuple(params),
         )
+    if notify and events:
+        yield (f"SELECT pg_notify('{CHANNEL}', ?)", (run_id,))
 
 
 def read(run_id: str, after: int, limit: int = 1000) -> Op[list[tuple[int, str, str]]]:
