@@ -431,6 +431,50 @@ async def runs_interrupt_before(c: Any) -> Obs:
     ]
 
 
+@scenario
+async def runs_batch(c: Any) -> Obs:
+    made = await c.runs.create_batch(
+        [{"assistant_id": "steps", "input": {"n": 0}}, {"assistant_id": "steps", "input": {"n": 5}}]
+    )
+    return [["statuses", [r["status"] for r in made]]]
+
+
+@scenario
+async def runs_cancel_pending(c: Any) -> Obs:
+    t = await c.threads.create()
+    run = await c.runs.create(t["thread_id"], "steps", input={"n": 0}, after_seconds=30)
+    await attempt(c.runs.cancel(t["thread_id"], run["run_id"]))
+    await asyncio.sleep(0.5)
+    return [
+        ["status", (await c.runs.get(t["thread_id"], run["run_id"]))["status"]],
+        ["thread_status", (await c.threads.get(t["thread_id"]))["status"]],
+    ]
+
+
+@scenario
+async def counts(c: Any) -> Obs:
+    tag = str(uuid.uuid4())
+    await c.threads.create(metadata={"tag": tag})
+    return [
+        ["threads", await c.threads.count(metadata={"tag": tag})],
+        [
+            "assistants",
+            await c.assistants.count(graph_id="agent", metadata={"created_by": "system"}),
+        ],
+    ]
+
+
+@scenario
+async def state_with_subgraphs(c: Any) -> Obs:
+    t = await c.threads.create()
+    await c.runs.wait(t["thread_id"], "parent", input={"n": 1})
+    history = await c.threads.get_history(t["thread_id"], limit=10)
+    return [
+        ["history_steps", [h["metadata"]["step"] for h in history]],
+        ["values", history[0]["values"]],
+    ]
+
+
 # ----------------------------------------------------------------------------- store
 @scenario
 async def store_items(c: Any) -> Obs:
