@@ -117,6 +117,23 @@ unit-langchain: $(LC_VENV)/.installed
 TEST_TARGETS += unit-langchain
 
 
+# The server's tests driven by LangGraph's own clients (langgraph-sdk, RemoteGraph from
+# LangGraph 1.2.22, the JS SDK from npm with the machine's Node.js), on SQLite and, when
+# STATEGRAPH_TEST_PG names a database, on PostgreSQL. Their own venv: LangGraph pulls in
+# langchain-core, which the main environment must not have.
+SERVER_VENV ?= .venv-test-server
+$(SERVER_VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(SERVER_VENV)
+	$(SERVER_VENV)/bin/python -m pip install -q --upgrade pip
+	$(SERVER_VENV)/bin/python -m pip install -q -e ".[test,server,server-test]"
+	touch $@
+
+unit-server: $(SERVER_VENV)/.installed
+	$(SERVER_VENV)/bin/python -m pytest -q -p no:cacheprovider -m server tests/server $(PYTEST_ARGS)
+.PHONY: unit-server
+TEST_TARGETS += unit-server
+
+
 # The studio in a real headless Chromium: Debian's `chromium` package driven by
 # Playwright for Python (no browser download). Installs Chromium with apt-get when it
 # is missing (as root), and the studio extra + Playwright into the test venv.

@@ -19,7 +19,17 @@ from stategraph.cli.errors import EXIT_USAGE, CliError
 
 __all__ = ["main", "build_parser", "COMMANDS"]
 
-COMMANDS = ("draw", "threads", "history", "show", "resume", "import_langgraph", "studio")
+COMMANDS = (
+    "draw",
+    "threads",
+    "history",
+    "show",
+    "resume",
+    "import_langgraph",
+    "studio",
+    "serve",
+    "worker",
+)
 """Modules of :mod:`stategraph.cli` tried, in this order, as subcommands."""
 
 EPILOG = """\

@@ -81,7 +81,9 @@ class DaskExecutor(RemoteExecutor):
             ``workers``...).
 
     With neither ``client`` nor ``address``, the current default client is used
-    (``distributed.get_client()``).
+    (``distributed.get_client()``), or, when there is none, a local cluster is started
+    (``distributed.Client()``: one worker process per core) and closed by :meth:`close`,
+    as ``RayExecutor()`` starts a local Ray.
     """
 
     kind = "Dask"
@@ -100,7 +102,11 @@ class DaskExecutor(RemoteExecutor):
                 client = Client(address)
                 self._owns = True
             else:
-                client = distributed.get_client()
+                try:
+                    client = distributed.get_client()
+                except ValueError:  # no client yet: start a local cluster, as RayExecutor does
+                    client = Client()
+                    self._owns = True
         self.client = client
         self._submit_kwargs = dict(submit_kwargs or {})
         self._queue: Queue | None = None

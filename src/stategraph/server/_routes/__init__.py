@@ -1,0 +1,1 @@
+"""The HTTP routes of LangGraph Server's API, one module per resource."""

@@ -1,0 +1,276 @@
+"""Publishing what a run streams, and following it from any process.
+
+The executor publishes each event (name and JSON text, numbered from 0 per run). A
+process keeps the events of the runs it executes in memory, wakes the clients
+following them at once, and writes them to the event log table in small batches (and
+all of them when the run ends, followed by an end marker). A client of another process
+(``stategraph worker`` executes the run, ``stategraph serve`` answers the client)
+follows the table instead, polling it. A client that reconnects gives the number of
+the last event it saw (``Last-Event-ID``) and gets the rest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from stategraph.server._records import Records, events, runs
+
+__all__ = ["RunStreams", "END"]
+
+END = "__end__"
+"""Name of the marker stored after a run's last event (never sent to clients)."""
+
+_FINAL = ("success", "error", "timeout", "interrupted")
+
+
+@dataclass
+class _Live:
+    events: list[tuple[int, str, str]] = field(default_factory=list)
+    flushed: int = 0
+    done: bool = False
+    changed: asyncio.Future[None] | None = None
+    ended_at: float = 0.0
+
+    def wake(self) -> None:
+        if self.changed is not None and not self.changed.done():
+            self.changed.set_result(None)
+        self.changed = None
+
+    def waiter(self) -> asyncio.Future[None]:
+        if self.changed is None:
+            self.changed = asyncio.get_running_loop().create_future()
+        return self.changed
+
+
+class RunStreams:
+    """The event streams of runs (see the module docstring)."""
+
+    def __init__(
+        self,
+        records: Records,
+        *,
+        poll: float = 0.02,
+        max_poll: float = 0.25,
+        flush_every: float = 0.05,
+        keep_live: float = 30.0,
+    ) -> None:
+        self.records = records
+        self.poll = poll
+        self.max_poll = max_poll
+        self._started: dict[str, asyncio.Event] = {}
+        self.notify = getattr(records.db, "dialect", "") == "postgres"
+        """Announce stored events with ``NOTIFY`` and follow other processes' runs
+        through ``LISTEN`` (PostgreSQL), instead of polling alone."""
+        self._listener: Any = None
+        self.flush_every = flush_every
+        self.keep_live = keep_live
+        self._live: dict[str, _Live] = {}
+        self._dirty: set[str] = set()
+        self._flusher: asyncio.Task[None] | None = None
+        self._kick: asyncio.Event | None = None
+        self._closed = False
+
+    # -- publishing ---------------------------------------------------------------
+    async def open(self, run_id: str, attempt: int) -> int:
+        """Start publishing ``run_id``; returns the first sequence number (after what
+        an earlier attempt stored, so numbers never repeat)."""
+        start = 0
+        if attempt > 1:
+            stored = await self.records.read(events.read(run_id, -1, 1_000_000))
+            stored = [e for e in stored if e[1] != END]
+            start = stored[-1][0] + 1 if stored else 0
+        self._live[run_id] = _Live()
+        waiting = self._started.pop(run_id, None)
+        if waiting is not None:
+            waiting.set()
+        return start
+
+    def publish(self, run_id: str, seq: int, event: str, data: str) -> None:
+        """Add one event (``data`` is JSON text) and wake its followers."""
+        live = self._live.get(run_id)
+        if live is None or live.done:
+            return
+        live.events.append((seq, event, data))
+        live.wake()
+        self._dirty.add(run_id)
+        self._ensure_flusher()
+
+    def seal(self, run_id: str, seq: int) -> list[tuple[int, str, str]]:
+        """End the run's stream without waking its followers yet; returns the events
+        still to store (with the end marker), for the caller's own transaction. Call
+        :meth:`wake` after that transaction committed."""
+        live = self._live.get(run_id)
+        if live is None:
+            return []
+        live.events.append((seq, END, "null"))
+        live.done = True
+        live.ended_at = time.monotonic()
+        self._dirty.discard(run_id)
+        batch = live.events[live.flushed :]
+        live.flushed += len(batch)
+        return batch
+
+    def wake(self, run_id: str) -> None:
+        """Wake the followers of a sealed run."""
+        live = self._live.get(run_id)
+        if live is not None:
+            live.wake()
+        self._forget_old()
+
+    async def _flush_one(self, run_id: str, live: _Live) -> None:
+        batch = live.events[live.flushed :]
+        if not batch:
+            return
+        live.flushed += len(batch)
+        await self.records.run(events.append(run_id, batch, notify=self.notify))
+
+    def _ensure_flusher(self) -> None:
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.ensure_future(self._flush_loop())
+
+    async def _flush_loop(self) -> None:
+        while self._dirty and not self._closed:
+            await asyncio.sleep(self.flush_every)
+            dirty, self._dirty = self._dirty, set()
+            for run_id in dirty:
+                live = self._live.get(run_id)
+                if live is not None and not live.done:
+                    with contextlib.suppress(Exception):
+                        await self._flush_one(run_id, live)
+
+    def _forget_old(self) -> None:
+        now = time.monotonic()
+        for run_id in [
+            r
+            for r, live in self._live.items()
+            if live.done and now - live.ended_at > self.keep_live
+        ]:
+            del self._live[run_id]
+
+    def forget(self, run_id: str) -> None:
+        """Drop a run's in-memory events (a deleted run)."""
+        live = self._live.pop(run_id, None)
+        if live is not None:
+            live.done = True
+            live.wake()
+
+    # -- following ----------------------------------------------------------------
+    async def follow(
+        self, run_id: str, after: int = -1, *, stop: Any = None, fresh: bool = False
+    ) -> AsyncIterator[tuple[int, str, str]]:
+        """The run's events after number ``after``, live, until its end marker.
+
+        A run this process executes is followed in memory. Otherwise the event table
+        is polled, every ``poll`` seconds at first, backing off to ``max_poll`` while
+        nothing comes; a run that starts here meanwhile wakes the follower at once.
+        ``stop()`` (optional) is asked between polls: ``True`` ends the stream early."""
+        try:
+            async for item in self._follow(run_id, after, stop, fresh):
+                yield item
+        finally:
+            waiting = self._started.get(run_id)
+            if waiting is not None and not waiting.is_set():
+                self._started.pop(run_id, None)
+
+    def _notified(self, run_id: str) -> None:
+        waiting = self._started.get(run_id)
+        if waiting is not None:
+            waiting.set()
+
+    async def _ensure_listener(self) -> None:
+        if self.notify and self._listener is None:
+            db: Any = self.records.db  # PostgresDb: the only one with notifications
+            self._listener = await db.listen(events.CHANNEL, self._notified)
+
+    async def _follow(
+        self, run_id: str, after: int, stop: Any, fresh: bool
+    ) -> AsyncIterator[tuple[int, str, str]]:
+        await self._ensure_listener()
+        delay = self.poll
+        polls = 0
+        while True:
+            live = self._live.get(run_id)
+            if live is not None:
+                async for item in self._follow_live(live, after):
+                    after = item[0]
+                    yield item
+                return
+            if fresh:  # just created here: nothing stored yet, wait for it to start
+                fresh = False
+                started = self._started.setdefault(run_id, asyncio.Event())
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(started.wait(), self.max_poll)
+                continue
+            rows = await self.records.read(events.read(run_id, after))
+            for seq, event, data in rows:
+                if event == END:
+                    return
+                after = seq
+                yield seq, event, data
+            if rows:
+                delay = self.poll
+                continue
+            if stop is not None and stop():
+                return
+            polls += 1
+            if polls == 1 or polls % 5 == 0:
+                status, _ = await self.records.read(runs.result(run_id))
+                if status is None:
+                    return  # deleted, or never existed
+                if status in _FINAL:
+                    # finished: read once more (its end marker may have landed meanwhile)
+                    tail = await self.records.read(events.read(run_id, after))
+                    for seq, event, data in tail:
+                        if event == END:
+                            return
+                        after = seq
+                        yield seq, event, data
+                    return
+            started = self._started.setdefault(run_id, asyncio.Event())
+            try:
+                await asyncio.wait_for(started.wait(), delay)
+            except asyncio.TimeoutError:
+                delay = min(delay * 1.5, self.max_poll)
+            finally:
+                if started.is_set():
+                    self._started.pop(run_id, None)
+
+    async def _follow_live(self, live: _Live, after: int) -> AsyncIterator[tuple[int, str, str]]:
+        index = 0
+        while True:
+            while index < len(live.events):
+                seq, event, data = live.events[index]
+                index += 1
+                if seq <= after:
+                    continue
+                if event == END:
+                    return
+                yield seq, event, data
+            if live.done:
+                return
+            await live.waiter()
+
+    def is_live(self, run_id: str) -> bool:
+        """Whether this process executes ``run_id`` now."""
+        live = self._live.get(run_id)
+        return live is not None and not live.done
+
+    async def aclose(self) -> None:
+        """Stop the flusher (after a last flush) and the listener."""
+        self._closed = True
+        if self._listener is not None:
+            self._listener.cancel()
+            with contextlib.suppress(BaseException):
+                await self._listener
+        for run_id, live in list(self._live.items()):
+            with contextlib.suppress(Exception):
+                await self._flush_one(run_id, live)
+        if self._flusher is not None:
+            self._flusher.cancel()
+            with contextlib.suppress(BaseException):
+                await self._flusher
