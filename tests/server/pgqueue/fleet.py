@@ -17,11 +17,11 @@ from typing import Any
 
 import psycopg
 from psycopg import sql
+from tests.server.pgqueue.standin_worker import build_graph
 
 from stategraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from stategraph.server._pgqueue import PostgresRunQueue
 from stategraph.server._queue import QueuedRun
-from tests.server.pgqueue.standin_worker import build_graph
 
 ROOT = Path(__file__).resolve().parents[3]
 

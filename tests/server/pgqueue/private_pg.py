@@ -26,7 +26,9 @@ def find_bin() -> Path | None:
     """The newest installed PostgreSQL ``bin`` folder with ``initdb`` and ``pg_ctl``."""
     found = sorted(
         glob.glob("/usr/lib/postgresql/*/bin/initdb"),
-        key=lambda p: int(Path(p).parent.parent.name) if Path(p).parent.parent.name.isdigit() else 0,
+        key=lambda p: (
+            int(Path(p).parent.parent.name) if Path(p).parent.parent.name.isdigit() else 0
+        ),
     )
     if found:
         return Path(found[-1]).parent

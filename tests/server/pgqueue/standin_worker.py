@@ -25,13 +25,12 @@ import sys
 import time
 from typing import Annotated, Any
 
-from stategraph.config import RunnableConfig
-
 from psycopg import sql
 from psycopg_pool import AsyncConnectionPool
 from typing_extensions import TypedDict
 
 from stategraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from stategraph.config import RunnableConfig
 from stategraph.graph import END, START, StateGraph
 from stategraph.server._pgqueue import PostgresRunQueue
 from stategraph.server._queue import Claim, ClaimLost

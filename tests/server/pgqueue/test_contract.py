@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from tests.server.queue_contract import QueueContract
 
 pytestmark = pytest.mark.server

@@ -16,7 +16,6 @@ import time
 import uuid
 
 import pytest
-
 from tests.checkpoint.saver_harness import PG_URL, require_postgres
 from tests.server.pgqueue.fleet import ROOT, Fleet, drop, enqueue, outcome, prepare
 from tests.server.pgqueue.private_pg import PrivatePostgres, find_bin
@@ -53,16 +52,22 @@ def test_sigkill_at_random_points_every_run_completes_exactly_once() -> None:
     rng = random.Random(24)
     fleet = Fleet(PG_URL, schema, lease=1.0, slots=1)
     try:
-        workers = [fleet.start() for _ in range(2)]
+        workers = [fleet.start() for _ in range(3)]
         for w in workers:
             fleet.wait_ready(w)
-        run_ids = enqueue(PG_URL, schema, 80, steps=STEPS, pause=0.12)
+        run_ids = enqueue(PG_URL, schema, 50, steps=STEPS, pause=0.12)
         mid_run_kills = 0
+        killed_runs: set[str] = set()
         deadline = time.monotonic() + 240
         while mid_run_kills < 22 and time.monotonic() < deadline:
             if all(r in fleet.finished for r in run_ids):
                 break
-            busy = [w for w in workers if w.popen.poll() is None and w.claimed]
+            # spread the kills over many runs: prefer a worker on a run not hit before
+            busy = [
+                w
+                for w in workers
+                if w.popen.poll() is None and set(w.claimed) - killed_runs
+            ]
             if not busy:
                 time.sleep(0.02)
                 continue
@@ -70,17 +75,19 @@ def test_sigkill_at_random_points_every_run_completes_exactly_once() -> None:
             time.sleep(rng.uniform(0.0, 0.35))
             if victim.claimed:  # still mid-run: the kill lands inside a run
                 mid_run_kills += 1
+                killed_runs.update(victim.claimed)
             fleet.kill(victim)
             workers.remove(victim)
-            fresh = fleet.start()
-            workers.append(fresh)
-            fleet.wait_ready(fresh)
+            workers.append(fleet.start())  # a replacement; it joins when it is ready
         assert mid_run_kills >= 20, f"only {mid_run_kills} kills landed mid-run"
         fleet.wait_finished(run_ids, timeout=180)
         fleet.stop_all()
         out = check_exactly_once(PG_URL, schema, run_ids, STEPS)
-        taken_over = sum(1 for got in out.values() if got["attempt"] > 1)
-        assert taken_over >= 10, f"only {taken_over} runs were taken over after a kill"
+        taken_over = {run_id for run_id, got in out.items() if got["attempt"] > 1}
+        # each run hit mid-run went on in another claim, from its last checkpoint (but a
+        # kill may land just after a finish committed, before the worker printed it)
+        assert len(killed_runs - taken_over) <= 2, killed_runs - taken_over
+        assert len(taken_over) >= 15, f"only {len(taken_over)} runs were taken over"
         assert all(count == 1 for count in fleet.finished.values())
     finally:
         fleet.stop_all()
@@ -181,6 +188,10 @@ def test_two_processes_racing_for_cron_ticks_fire_each_tick_once() -> None:
 
 
 @pytest.mark.timeout(480)
+@pytest.mark.skipif(
+    not os.environ.get("STATEGRAPH_PGQ_BENCH"),
+    reason="a measurement, not a check: set STATEGRAPH_PGQ_BENCH=1 to run it",
+)
 def test_throughput_of_one_and_two_worker_processes() -> None:
     """Stand-in runs (4 steps of 10 ms CPU, a checkpoint each) through 1, then 2,
     worker processes; prints runs/s, the speed-up, and the queue's share of the time."""

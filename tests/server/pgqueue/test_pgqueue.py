@@ -11,11 +11,11 @@ import uuid
 import psycopg
 import pytest
 from psycopg import sql
+from tests.checkpoint.saver_harness import PG_URL, require_postgres
+from tests.server.queue_contract import LEASE, run
 
 from stategraph.server._pgqueue import MIGRATIONS, PostgresRunQueue
 from stategraph.server._pgqueue._schema import _procrastinate_migrations, procrastinate_version
-from tests.checkpoint.saver_harness import PG_URL, require_postgres
-from tests.server.queue_contract import LEASE, run
 
 pytestmark = pytest.mark.server
 
@@ -57,7 +57,12 @@ async def test_setup_creates_everything_in_its_own_schema_once_even_when_raced()
                 (schema,),
             )
         }
-        assert {"procrastinate_jobs", "procrastinate_workers", "sg_runs", "sg_queue_migrations"} <= tables
+        assert {
+            "procrastinate_jobs",
+            "procrastinate_workers",
+            "sg_runs",
+            "sg_queue_migrations",
+        } <= tables
         assert dict(rows(schema, "SELECT component, version FROM sg_queue_migrations")) == {
             "procrastinate": procrastinate_version(),
             "stategraph": str(len(MIGRATIONS)),
@@ -81,7 +86,9 @@ async def test_a_schema_set_up_by_a_newer_version_is_refused_with_a_clear_error(
     q = PostgresRunQueue(PG_URL, schema=schema)
     try:
         await q.setup()
-        execute(schema, "UPDATE sg_queue_migrations SET version = '99' WHERE component = 'stategraph'")
+        execute(
+            schema, "UPDATE sg_queue_migrations SET version = '99' WHERE component = 'stategraph'"
+        )
         with pytest.raises(RuntimeError, match=f"schema '{schema}' is at migration 99"):
             await q.setup()
         execute(
@@ -144,14 +151,21 @@ async def test_a_run_is_a_procrastinate_job_locked_by_its_thread_and_the_token_a
     assert rows(queue.schema, "SELECT id FROM procrastinate_workers") == [(claim.token,)]
     await queue.finish(claim, "success")
     assert rows(queue.schema, "SELECT status::text FROM procrastinate_jobs") == [("succeeded",)]
-    events = [r[0] for r in rows(queue.schema, "SELECT type::text FROM procrastinate_events ORDER BY id")]
+    events = [
+        r[0] for r in rows(queue.schema, "SELECT type::text FROM procrastinate_events ORDER BY id")
+    ]
     assert events == ["deferred", "started", "succeeded"]
     assert rows(queue.schema, "SELECT count(*) FROM procrastinate_workers") == [(0,)]
     assert await queue.pending("t1") == []
 
 
 async def test_final_statuses_map_to_procrastinate_end_states(queue: PostgresRunQueue) -> None:
-    expected = {"success": "succeeded", "error": "failed", "timeout": "failed", "interrupted": "aborted"}
+    expected = {
+        "success": "succeeded",
+        "error": "failed",
+        "timeout": "failed",
+        "interrupted": "aborted",
+    }
     for status in expected:
         await queue.enqueue(run(f"t-{status}", run_id=f"r-{status}"))
         claim = await queue.claim("w", LEASE)

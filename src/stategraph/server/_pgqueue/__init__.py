@@ -24,4 +24,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from stategraph.server._pgqueue._runs import PostgresRunQueue
 from stategraph.server._pgqueue._schema import MIGRATIONS, migrate
 
-__all__ = ["MIGRATIONS", "PostgresRunQueue", "migrate"]
+PgRunQueue = PostgresRunQueue
+"""The name ``server/_backends.py`` looks the queue up by (``PgRunQueue(dsn)``)."""
+
+__all__ = ["MIGRATIONS", "PgRunQueue", "PostgresRunQueue", "migrate"]

@@ -53,7 +53,12 @@ T = TypeVar("T")
 Conn = psycopg.AsyncConnection[Any]
 
 # procrastinate's end states for our final statuses
-_JOB_STATUS = {"success": "succeeded", "error": "failed", "timeout": "failed", "interrupted": "aborted"}
+_JOB_STATUS = {
+    "success": "succeeded",
+    "error": "failed",
+    "timeout": "failed",
+    "interrupted": "aborted",
+}
 
 
 def _lock(thread_id: str) -> str:
@@ -159,7 +164,10 @@ class PostgresRunQueue:
                 if attempt == retries:
                     raise
             except errors.UniqueViolation as exc:
-                if attempt == retries or exc.diag.constraint_name != "procrastinate_jobs_lock_idx_v1":
+                if (
+                    attempt == retries
+                    or exc.diag.constraint_name != "procrastinate_jobs_lock_idx_v1"
+                ):
                     raise
             await asyncio.sleep(0.005 * (attempt + 1))
         raise AssertionError("unreachable")  # pragma: no cover
@@ -248,11 +256,9 @@ class PostgresRunQueue:
                     "available_at": float(run.available_at),
                 },
             )
-            try:
-                async with conn.transaction():
-                    await conn.execute(_sql.INSERT_RUN, (run.run_id, row[0], run.thread_id))
-            except errors.UniqueViolation:
-                raise ValueError(f"Run '{run.run_id}' is already in the queue.") from None
+            if await self._one(conn, _sql.INSERT_RUN, (run.run_id, row[0], run.thread_id)) is None:
+                # a concurrent enqueue of the same id won (the job above rolls back)
+                raise ValueError(f"Run '{run.run_id}' is already in the queue.")
             return Enqueued(tuple(cancelled), tuple(removed))
 
         return await self._tx(op)
@@ -339,6 +345,8 @@ class PostgresRunQueue:
         """Extend the claim; report a cancel request. Raises ClaimLost when stale."""
 
         async def op(conn: Conn) -> Beat:
+            # a heartbeat lost in a database crash only shortens the claim: no fsync wait
+            await conn.execute("SET LOCAL synchronous_commit TO OFF")
             row = await self._one(
                 conn,
                 _sql.BEAT,
@@ -412,7 +420,9 @@ class PostgresRunQueue:
         A tick more than ``keep_ticks`` seconds older than the newest fired tick of
         its cron is refused (``False``): its record may already be forgotten."""
         if not isinstance(cron_id, str) or not 0 < len(cron_id) <= 128:
-            raise ValueError(f"cron_id={cron_id!r}: give a non-empty string of at most 128 characters.")
+            raise ValueError(
+                f"cron_id={cron_id!r}: give a non-empty string of at most 128 characters."
+            )
         params = {
             "task": f"{_sql.CRON_TASK}/{self.queue_name}",
             "cron_id": cron_id,

@@ -118,7 +118,9 @@ async def migrate(conn: psycopg.AsyncConnection[Any], schema: str) -> list[str]:
             " component text PRIMARY KEY, version text NOT NULL,"
             " applied_at timestamptz NOT NULL DEFAULT now())"
         )
-        rows = await (await conn.execute("SELECT component, version FROM sg_queue_migrations")).fetchall()
+        rows = await (
+            await conn.execute("SELECT component, version FROM sg_queue_migrations")
+        ).fetchall()
         done = dict(rows)
         current = procrastinate_version()
         installed = done.get("procrastinate")

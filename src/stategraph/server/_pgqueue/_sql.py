@@ -52,7 +52,11 @@ SELECT (procrastinate_defer_jobs_v1(ARRAY[ROW(
     CASE WHEN %(available_at)s > 0 THEN to_timestamp(%(available_at)s) END
 )::procrastinate_job_to_defer_v1]))[1]
 """
-INSERT_RUN = "INSERT INTO sg_runs (run_id, job_id, thread_id) VALUES (%s, %s, %s)"
+INSERT_RUN = """
+INSERT INTO sg_runs (run_id, job_id, thread_id) VALUES (%s, %s, %s)
+ON CONFLICT (run_id) DO NOTHING
+RETURNING 1
+"""
 
 # -- claim ----------------------------------------------------------------------------
 EXPIRED = """
@@ -67,7 +71,9 @@ REQUEUE_AFTER = """
 SELECT procrastinate_retry_job_v2(
     %(job_id)s, clock_timestamp() + %(delay)s * interval '1 second', NULL, NULL, NULL)
 """
-DROP_CLAIM = "UPDATE sg_runs SET token = NULL, expires_at = NULL, worker_id = NULL WHERE job_id = %s"
+DROP_CLAIM = (
+    "UPDATE sg_runs SET token = NULL, expires_at = NULL, worker_id = NULL WHERE job_id = %s"
+)
 REGISTER = "SELECT worker_id FROM procrastinate_register_worker_v1()"
 UNREGISTER = "SELECT procrastinate_unregister_worker_v1(%s)"
 FETCH = "SELECT id, args FROM procrastinate_fetch_job_v2(ARRAY[%s]::varchar[], %s)"
@@ -119,7 +125,7 @@ SELECT r.run_id
  WHERE r.thread_id = %s AND j.status IN {LIVE}
  ORDER BY j.id
 """
-NOTIFY = "SELECT pg_notify(%s, '{\"type\": \"stategraph_wake\"}')"
+NOTIFY = 'SELECT pg_notify(%s, \'{"type": "stategraph_wake"}\')'
 NEXT_DUE = """
 SELECT extract(epoch FROM least(
     (SELECT min(r.expires_at) FROM sg_runs r JOIN procrastinate_jobs j ON j.id = r.job_id
