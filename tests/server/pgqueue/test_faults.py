@@ -63,11 +63,7 @@ def test_sigkill_at_random_points_every_run_completes_exactly_once() -> None:
             if all(r in fleet.finished for r in run_ids):
                 break
             # spread the kills over many runs: prefer a worker on a run not hit before
-            busy = [
-                w
-                for w in workers
-                if w.popen.poll() is None and set(w.claimed) - killed_runs
-            ]
+            busy = [w for w in workers if w.popen.poll() is None and set(w.claimed) - killed_runs]
             if not busy:
                 time.sleep(0.02)
                 continue
