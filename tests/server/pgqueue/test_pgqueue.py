@@ -189,7 +189,7 @@ async def test_finished_runs_are_purged_after_keep_finished(pg_schema: str) -> N
         claim = await q.claim("w", LEASE)
         assert claim is not None
         await q.finish(claim, "success")
-        assert await q.claim("w", LEASE) is None  # idle, but kept: too recent
+        assert await q.claim("w", LEASE) is None  # kept: too recent
         assert rows(pg_schema, "SELECT count(*) FROM sg_runs WHERE run_id = 'r-purge'") == [(1,)]
         await asyncio.sleep(0.3)
         q._last_purge = 0.0  # the purge runs at most once a minute; skip the wait

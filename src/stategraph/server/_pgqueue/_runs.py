@@ -317,13 +317,14 @@ class PostgresRunQueue:
             raise ValueError(f"lease_seconds={lease_seconds!r}: give a positive number of seconds.")
 
         async def op(conn: Conn) -> Claim | None:
-            for job_id, token in await (
-                await conn.execute(_sql.EXPIRED, (self.queue_name,))
-            ).fetchall():
+            expired = await (await conn.execute(_sql.EXPIRED, (self.queue_name,))).fetchall()
+            for job_id, token in expired:
                 await conn.execute(_sql.REQUEUE, (job_id,))
                 await conn.execute(_sql.DROP_CLAIM, (job_id,))
                 if token is not None:
                     await conn.execute(_sql.UNREGISTER, (token,))
+            if not expired and await self._one(conn, _sql.ANY_READY, (self.queue_name,)) is None:
+                raise _Nothing  # an idle poll writes nothing
             token = (await self._one(conn, _sql.REGISTER))[0]
             job = await self._one(conn, _sql.FETCH, (self.queue_name, token))
             if job is None or job[0] is None:
@@ -335,10 +336,10 @@ class PostgresRunQueue:
             )
             return Claim(_run_of(job[1]), worker_id, attempt, int(token), expires, cancel)
 
+        await self._maybe_purge()
         try:
             return await self._tx(op)
         except _Nothing:
-            await self._maybe_purge()
             return None
 
     async def heartbeat(self, claim: Claim, lease_seconds: float) -> Beat:

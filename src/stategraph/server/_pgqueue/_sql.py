@@ -74,6 +74,12 @@ SELECT procrastinate_retry_job_v2(
 DROP_CLAIM = (
     "UPDATE sg_runs SET token = NULL, expires_at = NULL, worker_id = NULL WHERE job_id = %s"
 )
+ANY_READY = """
+SELECT 1 FROM procrastinate_jobs
+ WHERE queue_name = %s AND status = 'todo'
+   AND (scheduled_at IS NULL OR scheduled_at <= clock_timestamp())
+ LIMIT 1
+"""
 REGISTER = "SELECT worker_id FROM procrastinate_register_worker_v1()"
 UNREGISTER = "SELECT procrastinate_unregister_worker_v1(%s)"
 FETCH = "SELECT id, args FROM procrastinate_fetch_job_v2(ARRAY[%s]::varchar[], %s)"
