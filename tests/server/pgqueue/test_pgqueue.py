@@ -303,3 +303,17 @@ async def test_bad_arguments_are_refused(queue: PostgresRunQueue) -> None:
         await queue.claim_tick("x" * 129, 0.0)
     with pytest.raises(ValueError, match="cancel action"):
         await queue.cancel("r", "stop")  # type: ignore[arg-type]
+
+
+async def test_wait_returns_on_time_while_the_database_is_away() -> None:
+    q = PostgresRunQueue(
+        "postgresql://postgres@127.0.0.1:1/nowhere", connect_timeout=4.0, pool_min=0
+    )
+    try:
+        start = time.monotonic()
+        await q.wait(0.5)
+        assert time.monotonic() - start < 3.0
+        with pytest.raises(psycopg.OperationalError):
+            await q.claim("w", LEASE)
+    finally:
+        await q.aclose()

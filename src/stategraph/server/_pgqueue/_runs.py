@@ -403,15 +403,16 @@ class PostgresRunQueue:
         :meth:`aclose`, or ``timeout`` seconds."""
         if self._closed:
             return
+        await self._open()
         await self._listener.start()
         due = timeout
         try:
-            async with self._pool.connection() as conn:
+            async with self._pool.connection(timeout=min(timeout, 1.0)) as conn:
                 row = await self._one(conn, _sql.NEXT_DUE, {"queue": self.queue_name})
             if row is not None and row[0] is not None:
                 due = min(timeout, max(0.0, row[0]) + 0.01)
-        except psycopg.OperationalError:
-            due = min(timeout, 1.0)  # the database is away: look again soon
+        except psycopg.Error:  # the database is away (or the pool is busy): look again soon
+            due = min(timeout, 1.0)
         await self._listener.wait(due)
 
     # -- cron ------------------------------------------------------------------------------
