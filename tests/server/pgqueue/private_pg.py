@@ -19,6 +19,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+import psycopg
+
 __all__ = ["PrivatePostgres", "find_bin"]
 
 
@@ -99,6 +101,13 @@ class PrivatePostgres:
     def restart(self) -> None:
         """Fast restart: active connections are terminated, the server comes back."""
         self._ctl("restart", "-m", "fast")
+
+    def started_at(self) -> float:
+        """When the running server started (``pg_postmaster_start_time()``, epoch)."""
+        with psycopg.connect(self.dsn, autocommit=True) as conn:
+            row = conn.execute("SELECT extract(epoch FROM pg_postmaster_start_time())").fetchone()
+        assert row is not None
+        return float(row[0])
 
     def stop(self) -> None:
         try:
