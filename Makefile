@@ -129,7 +129,8 @@ $(SERVER_VENV)/.installed: pyproject.toml
 	touch $@
 
 unit-server: $(SERVER_VENV)/.installed
-	$(SERVER_VENV)/bin/python -m pytest -q -p no:cacheprovider -m server tests/server $(PYTEST_ARGS)
+	STATEGRAPH_TEST_PG=$${STATEGRAPH_TEST_PG:-postgresql://postgres@127.0.0.1:5432/test} \
+		$(SERVER_VENV)/bin/python -m pytest -q -p no:cacheprovider -m server tests/server $(PYTEST_ARGS)
 .PHONY: unit-server
 TEST_TARGETS += unit-server
 
