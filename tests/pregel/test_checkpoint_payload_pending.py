@@ -9,6 +9,8 @@ the pending interrupts and the result of a task that already finished.
 from __future__ import annotations
 
 import operator
+import threading
+import time
 from typing import Annotated, Any, TypedDict
 
 from stategraph.checkpoint.memory import InMemorySaver
@@ -21,9 +23,14 @@ class Bag(TypedDict):
     items: Annotated[list[str], operator.add]
 
 
-def _two_branches(second: Any) -> Any:
+def _two_branches(second: Any, steady_done: threading.Event | None = None) -> Any:
+    def steady(s: Bag) -> dict[str, Any]:
+        if steady_done is not None:
+            steady_done.set()
+        return {"items": ["steady"]}
+
     g = StateGraph(Bag)
-    g.add_node("steady", lambda s: {"items": ["steady"]})
+    g.add_node("steady", steady)
     g.add_node("second", second)
     g.add_edge(START, "steady")
     g.add_edge(START, "second")
@@ -51,13 +58,18 @@ def test_resumed_checkpoint_shows_pending_interrupt_and_finished_sibling(runner:
 
 def test_resumed_checkpoint_shows_the_saved_error(runner: Any) -> None:
     failing = {"on": True}
+    steady_done = threading.Event()
 
     def flaky(s: Bag) -> dict[str, Any]:
         if failing["on"]:
+            # fail only once the sibling has finished: an error cancels the tasks still
+            # running, and this test is about the result of one that already finished
+            steady_done.wait(timeout=5)
+            time.sleep(0.1)  # let the sibling's return reach the runner
             raise KeyError("gone")
         return {"items": ["flaky"]}
 
-    app = _two_branches(flaky)
+    app = _two_branches(flaky, steady_done)
     cfg = {"configurable": {"thread_id": "pending-error"}}
     try:
         runner.stream(app, {"items": []}, cfg)
