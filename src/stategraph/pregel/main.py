@@ -822,6 +822,10 @@ class Pregel(StateMixin, Generic[StateT, ContextT, InputT, OutputT]):
             if not loop.run.nested:
                 _note_no_parent(exc)
             raise
+        finally:
+            # a consumer that stops early closes the run now (lease, step pool), not
+            # whenever the collector finds the generator
+            gen.close()
 
     def invoke(
         self,
@@ -1040,8 +1044,9 @@ class Pregel(StateMixin, Generic[StateT, ContextT, InputT, OutputT]):
             multitask_strategy=multitask_strategy,
         )
         v2 = self._v2_parts() if version == "v2" else None
+        agen = drive_async(loop, chunks)
         try:
-            async for ns, mode, payload in drive_async(loop, chunks):
+            async for ns, mode, payload in agen:
                 if mode in printed:
                     print_chunk(ns, mode, payload)
                     if mode not in modes:
@@ -1057,6 +1062,10 @@ class Pregel(StateMixin, Generic[StateT, ContextT, InputT, OutputT]):
             if not loop.run.nested:
                 _note_no_parent(exc)
             raise
+        finally:
+            # a consumer that stops early releases the thread's lease and heartbeat now,
+            # not when the event loop's async-generator hook gets to it
+            await agen.aclose()
 
     async def ainvoke(
         self,
