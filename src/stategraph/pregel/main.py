@@ -5,6 +5,7 @@ from __future__ import annotations
 import queue
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, cast
+from uuid import UUID
 
 from typing_extensions import Self
 
@@ -71,6 +72,11 @@ def lift_config_keys(config: Mapping[str, Any] | None) -> dict[str, Any]:
     As in LangGraph, ``{"thread_id": "1"}`` means ``{"configurable": {"thread_id":
     "1"}}``; ``None`` values are dropped.
     """
+    if config is not None and not isinstance(config, Mapping):
+        raise TypeError(
+            f"config must be a mapping such as {{'configurable': {{'thread_id': '1'}}}}, "
+            f"got {type(config).__name__}: {config!r:.80}."
+        )
     out = dict(config or {})
     extra = [k for k in out if k not in _CONFIG_KEYS]
     if extra:
@@ -80,7 +86,32 @@ def lift_config_keys(config: Mapping[str, Any] | None) -> dict[str, Any]:
             if value is not None:
                 conf[key] = value
         out[CONF] = conf
+    conf = out.get(CONF)
+    if conf is not None:
+        _check_thread_id(conf)
     return out
+
+
+def _check_thread_id(conf: Any) -> None:
+    """Refuse a ``thread_id`` that cannot name a thread (a dict, a list...).
+
+    Savers store the id as text: ``str()`` of a dict would name a thread by its repr,
+    which changes with key order. Strings, integers and UUIDs are accepted.
+    """
+    if not isinstance(conf, Mapping):
+        raise TypeError(
+            f"config['configurable'] must be a mapping, got {type(conf).__name__}: {conf!r:.80}."
+        )
+    tid = conf.get("thread_id")
+    if tid is None or isinstance(tid, (str, UUID)):
+        return
+    if isinstance(tid, int) and not isinstance(tid, bool):
+        return
+    raise TypeError(
+        f"configurable['thread_id'] must be a string (or an int or UUID), got "
+        f"{type(tid).__name__}: {tid!r:.80}. Pass the thread's id, e.g. "
+        "{'configurable': {'thread_id': 'user-42'}}."
+    )
 
 
 def _merge_configs(
