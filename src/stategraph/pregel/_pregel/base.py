@@ -14,6 +14,7 @@ from stategraph.channels.base import BaseChannel
 from stategraph.constants import END, NS_SEP, TASKS
 from stategraph.errors import sync_timeout_error
 from stategraph.pregel._pregel.config import _check_checkpointer, _merge_configs
+from stategraph.pregel._pregel.marker import GraphMarker
 from stategraph.pregel.io import NO_UPDATE
 from stategraph.pregel.node import NodeBuilder, PregelNode
 from stategraph.pregel.run import strip_task_ids
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from stategraph.pregel.main import Pregel
 
 
-class PregelBase:
+class PregelBase(GraphMarker):
     """The structure of a :class:`~stategraph.pregel.Pregel` graph and the hooks the loop calls."""
 
     __drawing_kind__ = ("langgraph", "pregel", "main", "Pregel")
