@@ -11,12 +11,12 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import (
-    TYPE_CHECKING,
     Any,
     ClassVar,
     Generic,
     Literal,
     NamedTuple,
+    Protocol,
     TypeVar,
     Union,
 )
@@ -24,9 +24,6 @@ from typing import (
 from typing_extensions import TypedDict
 
 from stategraph._context import current_task
-
-if TYPE_CHECKING:
-    from stategraph.checkpoint.base import BaseCheckpointSaver
 
 __all__ = [
     "All",
@@ -76,7 +73,34 @@ StreamWriter = Callable[[Any], None]
 Durability = Literal["sync", "async", "exit"]
 """When checkpoints are saved: before the next step, in the background, or at exit."""
 
-Checkpointer = Union[None, bool, "BaseCheckpointSaver"]
+
+class _SaverLike(Protocol):
+    """A checkpoint saver as :data:`Checkpointer` names it: any
+    :class:`~stategraph.checkpoint.base.BaseCheckpointSaver` (a protocol, so that this
+    vocabulary module does not import the savers)."""
+
+    def get_tuple(self, config: dict[str, Any]) -> Any:
+        """The checkpoint ``config`` names (or the thread's latest), with its writes."""
+        ...
+
+    def put(
+        self, config: dict[str, Any], checkpoint: Any, metadata: Any, new_versions: Any
+    ) -> dict[str, Any]:
+        """Save a checkpoint; returns the config that names it."""
+        ...
+
+    def put_writes(
+        self,
+        config: dict[str, Any],
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Save the pending writes of one task against a checkpoint."""
+        ...
+
+
+Checkpointer = Union[None, bool, _SaverLike]
 """``None`` inherits the parent's saver, ``False`` disables, ``True`` keeps its own."""
 
 

@@ -174,7 +174,7 @@ class DeltaChannel(Generic[Value], BaseChannel[Value, Any, Any]):
     def from_checkpoint(self, checkpoint: Any) -> Self:
         """Return a new channel seeded with ``checkpoint``: a stored value, a
         ``_DeltaSnapshot`` of one, or ``MISSING`` (start from the empty value)."""
-        from stategraph.checkpoint.serde.types import _DeltaSnapshot
+        from stategraph._delta_snapshot import _DeltaSnapshot
 
         new = self._empty()
         if isinstance(checkpoint, _DeltaSnapshot):
@@ -282,7 +282,7 @@ class DeltaChannel(Generic[Value], BaseChannel[Value, Any, Any]):
     def snapshot(self) -> Any:
         """Return the value wrapped as a ``_DeltaSnapshot`` (``MISSING`` when empty)
         and restart the update count."""
-        from stategraph.checkpoint.serde.types import _DeltaSnapshot
+        from stategraph._delta_snapshot import _DeltaSnapshot
 
         self.updates_since_snapshot = 0
         self.overwritten = False

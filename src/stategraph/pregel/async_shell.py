@@ -251,7 +251,7 @@ class _AsyncSaver:
             await last
 
 
-async def drive_async(loop: Loop, chunks: asyncio.Queue[Any] | None) -> AsyncIterator[Any]:
+async def drive_async(loop: Loop, chunks: asyncio.Queue[Any] | None) -> AsyncGenerator[Any, None]:
     """Drive ``loop`` to the end, yielding stream chunks; the output is left on ``loop``."""
     run = loop.run
     guard = None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from stategraph.channels.named_barrier_value import (
     NamedBarrierValue,
@@ -11,6 +11,7 @@ from stategraph.channels.named_barrier_value import (
 from stategraph.constants import END, START
 from stategraph.drawing.graph import Graph, Node
 from stategraph.drawing.structure import Route, derive_edges, embed_subgraph
+from stategraph.pregel._pregel.marker import GraphMarker
 from stategraph.pregel.node import ChannelWrite, PregelNode
 
 if TYPE_CHECKING:
@@ -62,12 +63,10 @@ def _metadata(
 
 
 def _subgraph_of(node: PregelNode) -> Pregel[Any, Any, Any, Any] | None:
-    from stategraph.pregel.main import Pregel
-
-    if isinstance(node.proc, Pregel):
-        return node.proc
-    if len(node.subgraphs) == 1 and isinstance(node.subgraphs[0], Pregel):
-        return node.subgraphs[0]
+    if isinstance(node.proc, GraphMarker):
+        return cast("Pregel[Any, Any, Any, Any]", node.proc)
+    if len(node.subgraphs) == 1 and isinstance(node.subgraphs[0], GraphMarker):
+        return cast("Pregel[Any, Any, Any, Any]", node.subgraphs[0])
     return None
 
 

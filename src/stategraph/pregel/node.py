@@ -189,9 +189,9 @@ class PregelNode:
 
 
 def _is_graph(obj: Any) -> bool:
-    from stategraph.pregel.main import Pregel
+    from stategraph.pregel._pregel.marker import GraphMarker
 
-    return isinstance(obj, Pregel)
+    return isinstance(obj, GraphMarker)
 
 
 class NodeBuilder:

@@ -154,7 +154,7 @@ def _graph(obj: Any) -> Pregel:
 
 
 def _require_saver(graph: Pregel, config: Mapping[str, Any]) -> Any:
-    from stategraph.pregel.main import lift_config_keys
+    from stategraph.pregel._pregel.config import lift_config_keys
 
     config = lift_config_keys(config)
     saver = graph.checkpointer
@@ -165,7 +165,7 @@ def _require_saver(graph: Pregel, config: Mapping[str, Any]) -> Any:
         if ctx is not None and isinstance(ctx.run, tuple):
             saver = ctx.run[0].checkpointer
         elif saver is True:
-            from stategraph.pregel.main import _ROOT_CHECKPOINTER_TRUE
+            from stategraph.pregel._pregel.config import _ROOT_CHECKPOINTER_TRUE
 
             raise RuntimeError(_ROOT_CHECKPOINTER_TRUE)
     if saver in (None, True, False):
@@ -183,7 +183,7 @@ def _require_saver(graph: Pregel, config: Mapping[str, Any]) -> Any:
 
 def _state_config(config: Mapping[str, Any]) -> dict[str, Any]:
     """``config`` with a ``checkpoint_ns`` (root by default) and no ``checkpoint_map``."""
-    from stategraph.pregel.main import lift_config_keys
+    from stategraph.pregel._pregel.config import lift_config_keys
 
     config = lift_config_keys(config)
     conf = dict(config.get(CONF) or {})
@@ -251,8 +251,8 @@ def _mapped(config: Mapping[str, Any] | None, metadata: Any) -> Any:
 
 
 def _view(graph: Pregel, saver: Any, config: Mapping[str, Any]) -> Loop:
+    from stategraph.pregel._pregel.config import DEFAULT_RECURSION_LIMIT
     from stategraph.pregel.loop import Loop
-    from stategraph.pregel.main import DEFAULT_RECURSION_LIMIT
     from stategraph.pregel.run import RunContext
     from stategraph.pregel.task import ResumeState
 

@@ -41,7 +41,7 @@ class _Update:
 def _plan(saver: Any, config: Mapping[str, Any]) -> tuple[_Update, LeaseSettings, int | None]:
     """The update's lease request and checked settings; the third item is the token
     of the enclosing run when it already holds this thread (``-1``: none needed)."""
-    from stategraph.pregel.main import lift_config_keys
+    from stategraph.pregel._pregel.config import lift_config_keys
 
     cfg = lift_config_keys(config)
     settings = lease_settings(cfg, None)

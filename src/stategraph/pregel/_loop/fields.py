@@ -1,0 +1,156 @@
+"""What one run's :class:`~stategraph.pregel.loop.Loop` holds: its fields, set up once.
+
+The loop's behaviour lives in mixins, one concern each (``checkpoints``, ``report``,
+``prepare``, ``writes``, ``start``); they all work on the fields set here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from stategraph.channels.base import BaseChannel
+from stategraph.channels.untracked_value import UntrackedValue
+from stategraph.constants import (
+    CALL_RESULT,
+    CALL_RESUME,
+    ERROR,
+    ERROR_SOURCE,
+    INTERRUPT,
+    RESUME,
+    RESUME_ASKED,
+)
+from stategraph.pregel.algo import (
+    StepTracker,
+    increment,
+)
+from stategraph.pregel.run import RunContext
+from stategraph.pregel.task import Task
+from stategraph.types import Interrupt
+
+_SUCCESS_EXCLUDED = frozenset(
+    {ERROR, ERROR_SOURCE, INTERRUPT, RESUME, RESUME_ASKED, CALL_RESULT, CALL_RESUME}
+)
+
+
+class WriteBatch:
+    """A pseudo-task carrying writes that do not come from a node (input, updates)."""
+
+    __slots__ = ("name", "path", "triggers", "writes")
+
+    def __init__(self, writes: list[tuple[str, Any]], name: str = "__input__") -> None:
+        self.name = name
+        self.path: tuple[Any, ...] = ()
+        self.triggers: tuple[str, ...] = ()
+        self.writes = writes
+
+
+class LoopFields:
+    """The state of one run's loop (channels, checkpoint, step, status, ...)."""
+
+    def __init__(self, run: RunContext, input: Any) -> None:
+        graph = run.graph
+        self.run = run
+        run.loop = self
+        self.graph = graph
+        self.nodes = graph.nodes
+        self.trigger_to_nodes: Mapping[str, Any] = graph.trigger_to_nodes
+        self.input = input
+        self.saver = run.checkpointer
+        self.get_next_version = self.saver.get_next_version if self.saver is not None else increment
+        self.channels: dict[str, BaseChannel] = {}
+        self.checkpoint: dict[str, Any] = {}
+        self.checkpoint_id: str = ""
+        self.checkpoint_config: dict[str, Any] = {}
+        self.parent_config: dict[str, Any] | None = None
+        self.metadata: dict[str, Any] = {}
+        self.pending_writes: list[tuple[str, str, Any]] = []
+        self.saved_versions: dict[str, Any] = {}
+        self.step = 0
+        self.stop = 0
+        self.tasks: dict[str, Task] = {}
+        self.updated: set[str] | None = None
+        self.status = "pending"
+        self.interrupts: list[Interrupt] = []
+        self.resuming = False
+        self.first_tick = True
+        self.exit_writes: list[tuple[str, list[tuple[str, Any]], str]] = []
+        self.dirty = False  # a checkpoint exists in memory that was not saved (durability=exit)
+        self.output: Any = None
+        self._exit_parent: dict[str, Any] | None = None
+        # (source, step, parent id) of a checkpoint saved in place whose metadata and
+        # configs are not made yet (see _save_in_place)
+        self._deferred: tuple[str, int, str] | None = None
+        # whether a "values" chunk of the output keys was produced (invoke returns None
+        # when not, as LangGraph's invoke returns the last such chunk)
+        self.output_written = False
+        self.first_step_writes: list[tuple[str, Any]] = []
+        self._values_cache: dict[str, Any] | None = None
+        self._values_versions: dict[str, Any] | None = {}
+        # state keys kept only in memory: removed from Send packets before they are saved
+        self.untracked: frozenset[str] = _untracked_keys(graph)
+        # DeltaChannel keys (stored as deltas) and the reducer channels that can read a
+        # value stored that way
+        self.delta_keys, self.rebuildable = _delta_keys(graph)
+        # per delta channel written so far: [updates, supersteps] since its last snapshot
+        self.delta_counters: dict[str, list[int]] = {}
+        # the next saved checkpoint stores every changed delta channel whole (its step's
+        # writes are not all saved against its parent)
+        self.force_delta_snapshot = False
+        self.blocking = run.durability == "sync"
+        self.save_loop = run.durability != "exit"
+        self.want_checkpoints = self.saver is not None
+        # the run replays a named checkpoint (root: checkpoint_id in the config; subgraph:
+        # a checkpoint named for its namespace by a replayed subgraph config)
+        self.replay_target = False
+        # a subgraph without saved state whose parent task resumes starts over, so an
+        # answer reaches its interrupt in whichever step asks
+        self.answer_any_step = run.nested and self.saver is None and run.resuming
+        self.tracker: StepTracker | None = None
+
+    def _base_configurable(self) -> dict[str, Any]:
+        run = self.run
+        conf = {"thread_id": run.thread_id, "checkpoint_ns": run.ns}
+        return conf
+
+
+def _delta_keys(graph: Any) -> tuple[frozenset[str], tuple[str, ...]]:
+    """The graph's ``DeltaChannel`` keys, and the keys of every reducer channel that can
+    rebuild a value stored as deltas (computed once per graph)."""
+    keys: tuple[frozenset[str], tuple[str, ...]] | None = getattr(graph, "_delta_keys", None)
+    if keys is None:
+        from stategraph.channels.binop import BinaryOperatorAggregate
+        from stategraph.channels.delta import DeltaChannel
+
+        delta = frozenset(k for k, ch in graph.channels.items() if isinstance(ch, DeltaChannel))
+        rebuild = tuple(
+            k
+            for k, ch in graph.channels.items()
+            if isinstance(ch, (DeltaChannel, BinaryOperatorAggregate))
+        )
+        keys = (delta, rebuild)
+        try:
+            graph._delta_keys = keys
+        except AttributeError:
+            pass
+    return keys
+
+
+def _release(tasks: Mapping[str, Task]) -> None:
+    """Drop the finished tasks' readers: each refers to its task (a reference cycle that
+    would keep the task's input and writes alive until a full garbage collection)."""
+    for task in tasks.values():
+        task.reader = None
+        task.previews = None
+
+
+def _untracked_keys(graph: Any) -> frozenset[str]:
+    """The graph's ``UntrackedValue`` channels (computed once per graph)."""
+    keys: frozenset[str] | None = getattr(graph, "_untracked_keys", None)
+    if keys is None:
+        keys = frozenset(k for k, ch in graph.channels.items() if isinstance(ch, UntrackedValue))
+        try:
+            graph._untracked_keys = keys
+        except AttributeError:
+            pass
+    return keys

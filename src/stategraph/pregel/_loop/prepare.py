@@ -1,0 +1,287 @@
+"""Preparing a step: which tasks run (triggered nodes and ``Send`` packets), their
+scratchpads, the writes reused on resume, error-handler tasks, and the checks made
+before a step starts (breakpoints, preemption, drain).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stategraph.constants import (
+    CALL_RESULT,
+    CALL_RESUME,
+    ERROR,
+    ERROR_SOURCE,
+    INTERRUPT,
+    PULL,
+    PUSH,
+    RESUME,
+    RESUME_ASKED,
+    TASKS,
+)
+from stategraph.errors import (
+    GraphDrained,
+    GraphInterrupt,
+    InvalidUpdateError,
+    NodeError,
+)
+from stategraph.pregel._loop.fields import _SUCCESS_EXCLUDED, _release
+from stategraph.pregel._loop.report import ReportMixin
+from stategraph.pregel.algo import (
+    local_read,
+    make_task_id,
+    null_version_of,
+    read_channels,
+    triggered,
+    writes_sort_key,
+)
+from stategraph.pregel.io import read_output
+from stategraph.pregel.task import _MISSING, Scratchpad, Task
+from stategraph.types import Send
+
+
+class _Breakpoint(GraphInterrupt):
+    """A static breakpoint (``interrupt_before``/``interrupt_after``) stopped the run."""
+
+
+class PrepareMixin(ReportMixin):
+    """Builds the tasks of the next step."""
+
+    def _prepare(self, for_execution: bool) -> dict[str, Task]:
+        run = self.run
+        cp = self.checkpoint
+        versions = cp["channel_versions"]
+        seen_all = cp["versions_seen"]
+        null = null_version_of(versions)
+        channels = self.channels
+        step = self.step
+        cp_id = self.checkpoint_id
+        ns = run.ns
+        tasks: dict[str, Task] = {}
+        tch = channels.get(TASKS)
+        if tch is not None and tch.is_available():
+            for idx, packet in enumerate(tch.get()):
+                if not isinstance(packet, Send):
+                    continue
+                node = self.nodes.get(packet.node)
+                if node is None:
+                    raise InvalidUpdateError(
+                        f"Send to unknown node '{packet.node}'. Known nodes: "
+                        f"{', '.join(sorted(self.nodes))}."
+                    )
+                tid = make_task_id(cp_id, ns, step, packet.node, PUSH, idx)
+                arg = packet.arg
+                if for_execution and node.mapper is not None and isinstance(arg, dict):
+                    arg = node.mapper(arg)
+                # (PUSH, index, False) as LangGraph: False marks a Send, not a call
+                task = self._task(tid, node, arg, (PUSH, idx, False), (PUSH,), for_execution, True)
+                if packet.timeout is not None:
+                    task.timeout = packet.timeout  # the packet's own limit wins
+                tasks[tid] = task
+        updated = self.updated
+        names: Any = self.nodes
+        if updated is not None:
+            # only nodes subscribed to a channel that just changed can be triggered
+            found: set[str] = set()
+            for c in updated:
+                found.update(self.trigger_to_nodes.get(c, ()))
+            order = self.graph.node_order
+            names = sorted(found, key=order.__getitem__)
+        for name in names:
+            node = self.nodes[name]
+            if not triggered(node.triggers, channels, versions, seen_all.get(name), null):
+                continue
+            tid = make_task_id(cp_id, ns, step, name, PULL, *node.triggers)
+            inp = None
+            if for_execution:
+                inp = read_channels(channels, node.channels)
+                if node.managed:
+                    for key, spec in node.managed.items():
+                        inp[key] = spec.get(step, self.stop)
+                if node.mapper is not None:
+                    inp = node.mapper(inp)
+            tasks[tid] = self._task(
+                tid, node, inp, (PULL, name), node.triggers, for_execution, False
+            )
+        return tasks
+
+    def _task(
+        self,
+        tid: str,
+        node: Any,
+        inp: Any,
+        path: tuple[Any, ...],
+        triggers: Any,
+        for_execution: bool,
+        push: bool,
+    ) -> Task:
+        run = self.run
+        name = node.name
+        task_ns = f"{run.ns}|{name}:{tid}" if run.ns else f"{name}:{tid}"
+        scratchpad = None
+        if for_execution:
+            resume: list[Any] = []
+            asked: list[Any] = []
+            pending_value: Any = _MISSING
+            calls: dict[str, Any] = {}
+            call_resume: dict[str, list[Any]] = {}
+            for wtid, chan, val in self.pending_writes:
+                if wtid != tid:
+                    continue
+                if chan == RESUME:
+                    resume = list(val)
+                elif chan == CALL_RESUME:
+                    call_resume = {k: list(v) for k, v in val.items()}
+                elif chan == RESUME_ASKED:
+                    asked = list(val)
+                elif chan == CALL_RESULT:
+                    calls[val[0]] = val[1]
+                elif chan == INTERRUPT and val:
+                    pending_value = val[0].value
+            scratchpad = Scratchpad(
+                step=self.step,
+                stop=self.stop,
+                resume=resume,
+                asked=asked,
+                pending_value=pending_value,
+                # a resume value answers only the tasks of the checkpoint being resumed
+                # (interrupted, or stopped at a breakpoint), never tasks of later steps
+                resume_state=(
+                    run.resume_state
+                    if (self.first_tick and self.resuming) or self.answer_any_step
+                    else None
+                ),
+                strict=run.strict,
+                node=name,
+                calls=calls,
+                call_resume=call_resume,
+            )
+        task = Task(
+            id=tid,
+            name=name,
+            path=path,
+            node=node,
+            input=inp,
+            triggers=triggers,
+            ns=task_ns,
+            scratchpad=scratchpad,
+            retry_policy=node.retry_policy or self.graph.retry_policy,
+            is_push=push,
+            timeout=node.timeout,
+        )
+        if for_execution:
+            channels = self.channels
+            task.reader = lambda select: local_read(channels, select, task.writes, task)
+            pending = self.pending_writes
+            task.resuming = bool(pending) and any(w[0] == tid for w in pending)
+            task.resume_unfinished = self.first_tick and self.resuming
+        return task
+
+    def _tick(self) -> bool:
+        """Prepare the next step's tasks; False when the run is over."""
+        run = self.run
+        if self.step > self.stop:
+            # as in LangGraph: the step after the last allowed one fails, even when
+            # nothing would run in it
+            self.status = "out_of_steps"
+            return False
+        _release(self.tasks)
+        self.tasks = self._prepare(for_execution=True)
+        if not self.tasks:
+            self.status = "done"
+            return False
+        first, self.first_tick = self.first_tick, False
+        # reuse writes of tasks that finished before an interruption or failure
+        if self.pending_writes and self.resuming and first:
+            by_task: dict[str, list[tuple[str, Any]]] = {}
+            for tid, chan, val in self.pending_writes:
+                by_task.setdefault(tid, []).append((chan, val))
+            handed_over: list[tuple[Task, str]] = []
+            for tid, writes in by_task.items():
+                if tid not in self.tasks:
+                    continue
+                if any(c not in _SUCCESS_EXCLUDED for c, _ in writes):
+                    task = self.tasks[tid]
+                    task.writes = [(c, v) for c, v in writes if c not in _SUCCESS_EXCLUDED]
+                    task.done = True
+                elif any(c == ERROR_SOURCE for c, _ in writes):
+                    error = next((v for c, v in writes if c == ERROR), "")
+                    handed_over.append((self.tasks[tid], error))
+            for task, error in handed_over:
+                # the node failed and its error handler had not finished: run the handler
+                # again (with the saved error text), not the node
+                task.done = True
+                task.handled = True
+                handler = self._error_handler_task(task, NodeError(task.name, error))
+                if handler is not None:
+                    if handler.scratchpad is not None:
+                        # it belongs to the step being resumed: resume values reach it
+                        handler.scratchpad.resume_state = run.resume_state
+                    hwrites = by_task.get(handler.id, ())
+                    if any(c not in _SUCCESS_EXCLUDED for c, _ in hwrites):
+                        handler.writes = [(c, v) for c, v in hwrites if c not in _SUCCESS_EXCLUDED]
+                        handler.done = True
+        if run.interrupt_before and not (first and self.resuming):
+            if _hits_breakpoint(run.interrupt_before, self.tasks.values()):
+                self.status = "interrupt_before"
+                self.output = read_output(self.channels, run.output_keys)
+                if not run.nested:
+                    run.emit("updates", {INTERRUPT: ()})
+                raise _Breakpoint()
+        guard = run.guard
+        if guard is not None and guard.preempt is not None and not first:
+            # another run asked for the thread, or the lease was lost: stop here (after
+            # the first step, which takes this run's input into the state: an input
+            # left unapplied would be dropped by the next run's new input)
+            self.status = "preempted"
+            raise guard.preempt
+        control = run.control
+        if control is not None and control.drain_requested:
+            # graceful drain: stop before the next step; everything so far is saved
+            self.status = "drained"
+            raise GraphDrained(control.drain_reason or "shutdown")
+        if "tasks" in run.modes or "debug" in run.modes:
+            from stategraph.pregel.debug import debug_event, task_start_payload
+
+            for task in sorted(self.tasks.values(), key=lambda t: writes_sort_key(t.path)):
+                if not task.node.metadata.get("__hidden__"):
+                    payload = task_start_payload(task, self.step, run)
+                    if payload is not None:
+                        run.emit("tasks", payload)
+                        run.emit("debug", debug_event("task", self.step, payload))
+        for task in self.tasks.values():
+            if task.done and not task.handled:
+                self._emit_task_output(task, cached=True, reused=True)
+        return True
+
+    def _error_handler_task(self, failed: Task, error: NodeError) -> Task | None:
+        """The task that runs ``failed``'s error handler in this step (None: no handler).
+
+        A handler never handles its own failure. Its id and path derive from the failed
+        task, so a resumed run rebuilds the same task. As in LangGraph, a handler started
+        during a step has no ``tasks`` start event (one resumed with the step has).
+        """
+        hname = failed.node.error_handler
+        if hname is None or failed.node_error is not None:
+            return None
+        node = self.nodes[hname]
+        tid = make_task_id(
+            self.checkpoint_id, self.run.ns, self.step, hname, "node_error_handler", failed.id
+        )
+        inp = read_channels(self.channels, node.channels)
+        if node.managed:
+            for key, spec in node.managed.items():
+                inp[key] = spec.get(self.step, self.stop)
+        if node.mapper is not None:
+            inp = node.mapper(inp)
+        path = (*failed.path, "node_error_handler", 0)
+        task = self._task(tid, node, inp, path, (PUSH,), True, True)
+        task.node_error = error
+        self.tasks[tid] = task
+        return task
+
+
+def _hits_breakpoint(nodes: Any, tasks: Any) -> bool:
+    if nodes == "*":
+        return any(not t.node.metadata.get("__hidden__") for t in tasks)
+    return any(t.name in nodes for t in tasks)
