@@ -211,9 +211,11 @@ class CheckpointsMixin(LoopFields):
             "versions_seen": seen,
             "updated_channels": sorted(self.updated) if self.updated else None,
         }
-        metadata = {**run.metadata, "source": source, "step": step, "parents": dict(run.parent_ids)}
+        # what the loop says of this checkpoint (and the checkpoints/debug payloads show);
+        # what is saved adds the run's config metadata (see saved_metadata_extra)
+        own = {"source": source, "step": step, "parents": dict(run.parent_ids)}
         if run.run_id is not None:
-            metadata["run_id"] = run.run_id
+            own["run_id"] = run.run_id
         new_versions: dict[str, Any] = {}
         if self.delta_keys or (self.saver is not None and self.save_loop):
             if moved is None or not self.save_loop:
@@ -230,9 +232,11 @@ class CheckpointsMixin(LoopFields):
             values = self._delta_values(values, new_versions, force, due)
             checkpoint["channel_values"] = values
             if self.delta_counters:
-                metadata[COUNTERS_KEY] = {k: list(c) for k, c in self.delta_counters.items()}
+                own[COUNTERS_KEY] = {k: list(c) for k, c in self.delta_counters.items()}
             if self.save_loop:
                 self.force_delta_snapshot = False
+        extra = self.metadata_extra
+        metadata = {**extra, **own} if extra else own
         parent_config = self.checkpoint_config
         put_config = {CONF: {**parent_config[CONF]}}
         self.checkpoint = checkpoint
@@ -262,7 +266,7 @@ class CheckpointsMixin(LoopFields):
         if "checkpoints" in run.modes or "debug" in run.modes:
             from stategraph.pregel.debug import checkpoint_payload, debug_event
 
-            payload = checkpoint_payload(self, checkpoint, metadata)  # type: ignore[arg-type]  # self is a Loop
+            payload = checkpoint_payload(self, checkpoint, own)  # type: ignore[arg-type]  # self is a Loop
             run.emit("checkpoints", payload)
             run.emit("debug", debug_event("checkpoint", step, payload))
 
@@ -292,7 +296,12 @@ class CheckpointsMixin(LoopFields):
         self._deferred = None
         source, step, parent_id = deferred
         run = self.run
-        metadata = {**run.metadata, "source": source, "step": step, "parents": dict(run.parent_ids)}
+        metadata = {
+            **self.metadata_extra,
+            "source": source,
+            "step": step,
+            "parents": dict(run.parent_ids),
+        }
         if run.run_id is not None:
             metadata["run_id"] = run.run_id
         self.metadata = metadata

@@ -64,6 +64,7 @@ class LoopFields:
         self.checkpoint_config: dict[str, Any] = {}
         self.parent_config: dict[str, Any] | None = None
         self.metadata: dict[str, Any] = {}
+        self.metadata_extra = saved_metadata_extra(run.metadata, run.configurable)
         self.pending_writes: list[tuple[str, str, Any]] = []
         self.saved_versions: dict[str, Any] = {}
         self.step = 0
@@ -154,3 +155,41 @@ def _untracked_keys(graph: Any) -> frozenset[str]:
         except AttributeError:
             pass
     return keys
+
+
+# configurable keys that say where a checkpoint or task is, not what the run is about
+_PLACE_KEYS = frozenset(
+    {
+        "thread_id",
+        "checkpoint_id",
+        "checkpoint_ns",
+        "checkpoint_map",
+        "task_id",
+        "langgraph_step",
+        "langgraph_node",
+        "langgraph_path",
+        "langgraph_triggers",
+        "langgraph_checkpoint_ns",
+    }
+)
+
+
+def saved_metadata_extra(
+    metadata: Mapping[str, Any], configurable: Mapping[str, Any]
+) -> dict[str, Any]:
+    """What a saved checkpoint's metadata takes from the run's config, as in LangGraph.
+
+    The config's ``metadata``, then each ``configurable`` value that is a plain string,
+    number or bool, except private (``__``) keys and those naming a place
+    (``thread_id``, ``checkpoint_ns``...). A key already taken is not overwritten, and
+    the loop's own keys (``source``, ``step``, ``parents``) win over all. So
+    ``get_state(cfg).metadata`` shows e.g. the ``user_id`` a run was given, and
+    ``list(cfg, filter={"user_id": ...})`` finds its checkpoints.
+    """
+    extra = dict(metadata)
+    for key, value in configurable.items():
+        if key in extra or key in _PLACE_KEYS or key.startswith("__"):
+            continue
+        if isinstance(value, (str, int, float, bool)):
+            extra[key] = value
+    return extra

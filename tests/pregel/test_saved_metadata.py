@@ -1,0 +1,74 @@
+"""What a saved checkpoint's metadata takes from the run's config (as in LangGraph).
+
+The config's ``metadata`` and the plain values of ``configurable`` (not private keys, not
+the ones that say where a checkpoint is, not objects) are saved with every checkpoint, so
+``get_state`` shows them and ``list(filter=...)`` finds a user's checkpoints; the
+``checkpoints`` stream payloads show only what the loop says of the checkpoint.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any, TypedDict
+
+from stategraph.checkpoint.memory import InMemorySaver
+from stategraph.graph import START, StateGraph
+
+
+class Count(TypedDict):
+    n: Annotated[int, operator.add]
+
+
+def _app() -> Any:
+    g = StateGraph(Count)
+    g.add_node("inc", lambda s: {"n": 1})
+    g.add_edge(START, "inc")
+    return g.compile(checkpointer=InMemorySaver())
+
+
+CONFIG: dict[str, Any] = {
+    "configurable": {
+        "thread_id": "meta",
+        "user_id": "from-configurable",
+        "tenant": "acme",
+        "retries": 3,
+        "ratio": 0.5,
+        "beta": True,
+        "client": {"not": "plain"},
+        "nothing": None,
+        "__private": "hidden",
+    },
+    "metadata": {"user_id": "from-metadata", "origin": "test"},
+}
+
+
+def test_saved_metadata_takes_the_runs_plain_config_values() -> None:
+    app = _app()
+    payloads = list(app.stream({"n": 0}, CONFIG, stream_mode="checkpoints"))
+    saved = app.get_state({"configurable": {"thread_id": "meta"}}).metadata
+    assert saved == {
+        "source": "loop",
+        "step": 1,
+        "parents": {},
+        "user_id": "from-metadata",  # the config's metadata comes first
+        "origin": "test",
+        "tenant": "acme",
+        "retries": 3,
+        "ratio": 0.5,
+        "beta": True,
+    }
+    # the stream shows what the loop says of each checkpoint, nothing from the config
+    assert [p["metadata"] for p in payloads] == [
+        {"source": "input", "step": -1, "parents": {}},
+        {"source": "loop", "step": 0, "parents": {}},
+        {"source": "loop", "step": 1, "parents": {}},
+    ]
+
+
+def test_checkpoints_are_found_by_a_configurable_value() -> None:
+    app = _app()
+    app.invoke({"n": 0}, CONFIG)
+    app.invoke({"n": 0}, {"configurable": {"thread_id": "other", "tenant": "globex"}})
+    found = list(app.checkpointer.list(None, filter={"tenant": "acme"}))
+    assert {c.config["configurable"]["thread_id"] for c in found} == {"meta"}
+    assert len(found) == 3
