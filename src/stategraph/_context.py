@@ -11,7 +11,13 @@ from __future__ import annotations
 from contextvars import ContextVar
 from typing import Any, Callable
 
-__all__ = ["TaskContext", "CURRENT_TASK", "current_task", "task_paused_before"]
+__all__ = [
+    "TaskContext",
+    "CURRENT_TASK",
+    "STATE_EDIT",
+    "current_task",
+    "task_paused_before",
+]
 
 
 class TaskContext:
@@ -111,6 +117,11 @@ class TaskContext:
 
 
 CURRENT_TASK: ContextVar[TaskContext | None] = ContextVar("stategraph_task", default=None)
+
+#: Set to how the caller wrote it (e.g. ``"update_state(as_node='ask')"``) while
+#: ``update_state`` runs a node's writers on the given values: their messages then speak
+#: of that call, not of a node that returned something, and unknown keys always warn.
+STATE_EDIT: ContextVar[str | None] = ContextVar("stategraph_state_edit", default=None)
 
 
 def current_task(what: str) -> TaskContext:

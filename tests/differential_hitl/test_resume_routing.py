@@ -7,7 +7,10 @@ map, or a map of ids that are not pending, answers nothing.
 
 from __future__ import annotations
 
+import pytest
+
 from stategraph.checkpoint.memory import InMemorySaver
+from stategraph.errors import UnknownInterruptError
 from stategraph.graph import START, StateGraph
 from stategraph.types import Command
 
@@ -55,23 +58,30 @@ def test_empty_resume_map_at_a_breakpoint_answers_nothing(runner: Runner) -> Non
     assert pending(out) == ["q1"]
 
 
-def test_empty_resume_map_on_an_interrupted_thread_asks_again(runner: Runner) -> None:
+def test_empty_resume_map_on_an_interrupted_thread_is_refused(runner: Runner) -> None:
     graph = two_steps()
     first = runner.invoke(graph, {"log": ["in"]}, cfg())
-    out = runner.invoke(graph, Command(resume={}), cfg())
-    # LangGraph 1.2.24: the same question again, with the same id.
-    assert out["log"] == ["in", "a"]
-    assert pending(out) == ["q1"]
-    assert out["__interrupt__"][0].id == first["__interrupt__"][0].id
+    # LangGraph 1.2.24 asks the same question again (the resume is silently a no-op);
+    # stategraph refuses it, naming what waits (docs/differences.md), and the thread
+    # is left as it was
+    with pytest.raises(UnknownInterruptError) as info:
+        runner.invoke(graph, Command(resume={}), cfg())
+    assert info.value.reason == "empty_map"
+    assert info.value.pending_ids == (first["__interrupt__"][0].id,)
+    out = runner.invoke(graph, Command(resume="x"), cfg())
+    assert out["log"][:2] == ["in", "a"]
 
 
-def test_resume_map_with_an_unknown_id_answers_nothing(runner: Runner) -> None:
+def test_resume_map_with_an_unknown_id_is_refused(runner: Runner) -> None:
     graph = two_steps()
-    runner.invoke(graph, {"log": ["in"]}, cfg())
-    out = runner.invoke(graph, Command(resume={"0123456789abcdef0123456789abcdef": 1}), cfg())
-    # LangGraph 1.2.24: {'log': ['in', 'a'], '__interrupt__': [Interrupt(value='q1', ...)]}
-    assert out["log"] == ["in", "a"]
-    assert pending(out) == ["q1"]
+    first = runner.invoke(graph, {"log": ["in"]}, cfg())
+    stranger = "0123456789abcdef0123456789abcdef"
+    # LangGraph 1.2.24 answers nothing and returns the same interrupt; stategraph
+    # refuses the resume (the answer would be lost silently)
+    with pytest.raises(UnknownInterruptError) as info:
+        runner.invoke(graph, Command(resume={stranger: 1}), cfg())
+    assert info.value.interrupt_ids == (stranger,)
+    assert info.value.pending_ids == (first["__interrupt__"][0].id,)
 
 
 def test_resume_at_a_breakpoint_answers_the_first_question_of_the_next_node(

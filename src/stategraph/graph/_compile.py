@@ -124,6 +124,13 @@ class CompiledStateGraph(
             return
         check_input_writes(writer.writes_for_input(value), channels)
 
+    def check_state_edit(
+        self, writes: list[tuple[str, Any]], channels: Mapping[str, Any], edit: str
+    ) -> None:
+        """Fold ``update_state`` writes through the reducers on copies, as for an input:
+        a value a reducer rejects raises naming the key before anything is saved."""
+        check_input_writes(writes, channels, f"{edit} value")
+
     def goto_writes(self, goto: Any) -> list[tuple[str, Any]]:
         """Writes of ``Command(goto=...)`` given as input."""
         return goto_writes(goto, self.nodes, "__input__")

@@ -82,12 +82,13 @@ def _error_class(error: BaseException) -> type[InvalidUpdateError]:
 
 
 def check_input_writes(
-    writes: Iterable[tuple[str, Any]], channels: Mapping[str, BaseChannel]
+    writes: Iterable[tuple[str, Any]], channels: Mapping[str, BaseChannel], what: str = "input"
 ) -> None:
     """Raise :class:`InvalidUpdateError` if a reducer channel cannot take its input value.
 
-    The message names the key, the reducer and the value's type; the original error is
-    the cause. The error is also an instance of the reducer's built-in error type.
+    The message names the key, the reducer and the value's type (``what`` names the
+    call: ``"input"``, or e.g. ``"update_state(as_node='a') value"``); the original
+    error is the cause. The error is also an instance of the reducer's built-in error type.
     """
     for key, value in writes:
         channel = channels.get(key)
@@ -96,7 +97,7 @@ def check_input_writes(
         error = _folds(channel, value)
         if error is not None:
             raise _error_class(error)(
-                f"Invalid input for key '{key}': its reducer {_reducer_name(channel.operator)} "
+                f"Invalid {what} for key '{key}': its reducer {_reducer_name(channel.operator)} "
                 f"cannot fold a value of type {type(value).__name__} ({value!r:.80}) into the "
                 f"state: {type(error).__name__}: {error}. Nothing was saved; pass a value "
                 f"the reducer accepts (for operator.add on a list, a list)."

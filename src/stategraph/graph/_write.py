@@ -6,6 +6,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from stategraph._context import STATE_EDIT
 from stategraph._fields import object_update_items
 from stategraph._sync_await import resolve as resolve_report
 from stategraph.constants import END, TASKS
@@ -100,8 +101,10 @@ class StateWriter:
 
     def _unknown(self, key: str) -> None:
         known = ", ".join(sorted(k for k in self.keys if not k.startswith("__")))
+        edit = STATE_EDIT.get()
+        origin = f"{edit} wrote" if edit is not None else f"Node '{self.node}' returned"
         message = (
-            f"Node '{self.node}' returned key '{key}', which no schema of the graph declares; "
+            f"{origin} key '{key}', which no schema of the graph declares; "
             f"it is dropped. Declared keys: {known}. Check for a typo or add the key to the "
             "state schema."
         )
@@ -109,7 +112,7 @@ class StateWriter:
             raise InvalidUpdateError(
                 create_error_message(message=message, error_code=ErrorCode.UNKNOWN_UPDATE_KEY)
             )
-        if self.warn_unknown:
+        if self.warn_unknown or edit is not None:
             warnings.warn(message, UserWarning, stacklevel=2)
 
     def _pairs(self, update: Any) -> list[tuple[str, Any]]:

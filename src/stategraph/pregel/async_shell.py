@@ -251,7 +251,7 @@ class _AsyncSaver:
             await last
 
 
-async def drive_async(loop: Loop, chunks: asyncio.Queue[Any] | None) -> AsyncIterator[Any]:
+async def drive_async(loop: Loop, chunks: asyncio.Queue[Any] | None) -> AsyncGenerator[Any, None]:
     """Drive ``loop`` to the end, yielding stream chunks; the output is left on ``loop``."""
     run = loop.run
     guard = None
@@ -478,7 +478,9 @@ async def _gather(
             if getter.done() and not getter.cancelled():
                 yield getter.result()
             done.discard(getter)
-        for fut in done:
+        # in the order the tasks were started, never in the set's (address) order: tasks
+        # that finish in the same turn of the event loop stream the same way every run
+        for fut in [f for f in running if f in done]:
             task = running.pop(fut)
             exc = fut.exception()
             if exc is not None:

@@ -234,9 +234,23 @@ def leave(token: Any) -> None:
     """Leave the scopes :func:`enter` entered and restore the previous task context."""
     if isinstance(token, _ScopedToken):
         for undo in reversed(token.undo):
-            undo()
+            _reset_quietly(undo)
         token = token.token
-    CURRENT_TASK.reset(token)
+    _reset_quietly(CURRENT_TASK.reset, token)
+
+
+def _reset_quietly(reset: Any, *args: Any) -> None:
+    """Undo one context change, unless this code runs in another context.
+
+    A suspended run (a generator dropped mid-stream) can be finalized by the garbage
+    collector on any thread, in a context where the variables were never set: resetting
+    there raises ``ValueError`` ("created in a different Context") and nothing needs
+    undoing, since the context that held the values is gone with the run.
+    """
+    try:
+        reset(*args)
+    except ValueError:
+        pass
 
 
 def handle_parent_command(task: Task, exc: ParentCommand) -> bool:

@@ -84,8 +84,22 @@ class LeaseSettings:
         return max(0.005, min(0.05, self.lease_timeout / 10))
 
 
+def _setting(cfg: Mapping[str, Any], key: str, default: Any) -> Any:
+    """A run setting from the config's top level, else from its ``configurable``.
+
+    LangGraph apps put their own settings in ``configurable``; a lease setting there
+    is honoured rather than silently ignored (the top level wins when both are given).
+    """
+    if key in cfg:
+        return cfg[key]
+    conf = cfg.get(CONF)
+    if isinstance(conf, Mapping) and key in conf:
+        return conf[key]
+    return default
+
+
 def _seconds(cfg: Mapping[str, Any], key: str, default: float | None) -> float | None:
-    value = cfg.get(key, default)
+    value = _setting(cfg, key, default)
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
@@ -98,7 +112,7 @@ def _seconds(cfg: Mapping[str, Any], key: str, default: float | None) -> float |
 def lease_settings(cfg: Mapping[str, Any], strategy: str | None) -> LeaseSettings:
     """Read and check ``multitask_strategy``, ``lease_timeout`` and
     ``enqueue_timeout`` (argument first, then the config), before the run starts."""
-    chosen = strategy if strategy is not None else cfg.get("multitask_strategy")
+    chosen = strategy if strategy is not None else _setting(cfg, "multitask_strategy", None)
     if chosen is None:
         chosen = DEFAULT_STRATEGY
     if chosen not in STRATEGIES:
@@ -110,7 +124,7 @@ def lease_settings(cfg: Mapping[str, Any], strategy: str | None) -> LeaseSetting
     if ttl is None or ttl <= 0:
         raise ValueError(
             f"lease_timeout must be a positive number of seconds (how long a thread's "
-            f"lease lives without renewal), got {cfg.get('lease_timeout')!r}. Pass e.g. "
+            f"lease lives without renewal), got {ttl!r}. Pass e.g. "
             'config={"lease_timeout": 30}.'
         )
     wait = _seconds(cfg, "enqueue_timeout", DEFAULT_ENQUEUE_TIMEOUT)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Generator, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
+from stategraph._context import STATE_EDIT
 from stategraph.constants import (
     CONF,
     END,
@@ -619,12 +620,20 @@ def _node_updates(
             retry_policy=(),
         )
         task.reader = lambda select, _t=task, _c=channels: local_read(_c, select, _t.writes)
+        edit = f"update_state(as_node={as_node!r})"
         for writer in node.writers:
-            result = writer(task, update.values)
+            token = STATE_EDIT.set(edit)
+            try:
+                result = writer(task, update.values)
+            finally:
+                STATE_EDIT.reset(token)
             if result is not None and hasattr(result, "__await__"):
                 # an async routing function: the async API awaits it, the sync one
                 # cannot (see _drive)
                 yield (_AWAIT, result, as_node)
+        check = getattr(graph, "check_state_edit", None)
+        if check is not None:
+            check(task.writes, channels, edit)
         tasks.append(task)
     if tup is not None:
         # only on the thread's head: an older checkpoint keeps the writes it was saved

@@ -13,7 +13,7 @@ import os
 import queue
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
 from stategraph.errors import GraphBubbleUp, GraphInterrupt, sync_timeout_error
@@ -201,7 +201,7 @@ class _Saver:
                 self.thread = None
 
 
-def drive_sync(loop: Loop, chunks: queue.SimpleQueue[Any] | None) -> Iterator[Any]:
+def drive_sync(loop: Loop, chunks: queue.SimpleQueue[Any] | None) -> Generator[Any, None, Any]:
     """Drive ``loop`` to the end, yielding stream chunks from ``chunks`` as they come.
 
     The generator's return value (``StopIteration.value``) is the loop's output.

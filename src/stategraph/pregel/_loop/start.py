@@ -281,7 +281,8 @@ class StartMixin(PrepareMixin, CheckpointsMixin):
                 for intr in val:
                     waiting[intr.id] = intr
         if _is_resume_map(resume):
-            # answers by interrupt id; ids that are not waiting answer nothing
+            if waiting and not run.nested:
+                _check_resume_ids(resume, waiting, self._task_first_ids(waiting))
             run.resume_state.by_id.update(resume)
             return
         if len(waiting) > 1 and not run.nested:
@@ -295,6 +296,66 @@ class StartMixin(PrepareMixin, CheckpointsMixin):
 
         if run.resume_state.null is MISSING_RESUME:
             run.resume_state.null = resume
+
+    def _task_first_ids(self, waiting: Mapping[str, Any]) -> set[str] | None:
+        """The id of the first interrupt of each task a waiting interrupt belongs to.
+
+        A task's first interrupt id also answers the task's later questions. Found by
+        matching each waiting id against this graph's tasks; ``None`` when one comes
+        from deeper down (a subgraph), where the task cannot be told from here.
+        """
+        from stategraph.pregel.task import interrupt_id
+
+        firsts: set[str] = set()
+        by_task: dict[str, list[str]] = {}
+        for tid, chan, val in self.pending_writes:
+            if chan == INTERRUPT:
+                by_task.setdefault(tid, []).extend(i.id for i in val if i.id in waiting)
+        for tid, ids in by_task.items():
+            for iid in ids:
+                for name in self.nodes:
+                    ns = f"{name}:{tid}"
+                    if any(interrupt_id(ns, k) == iid for k in range(16)):
+                        firsts.add(interrupt_id(ns, 0))
+                        break
+                else:
+                    return None
+        return firsts
+
+
+def _check_resume_ids(
+    resume: Mapping[str, Any], waiting: Mapping[str, Any], firsts: set[str] | None
+) -> None:
+    """Refuse a resume map naming no interrupt, or one that is not waiting.
+
+    Without this, such a resume returned normally and left the thread waiting, the
+    answer silently lost. ``firsts`` are the first-interrupt ids of the waiting tasks
+    (they answer the tasks' later questions too); ``None`` when some waiting interrupt
+    comes from a subgraph, whose ids are then not judged here. Raised before anything
+    is written.
+    """
+    from stategraph.errors import UnknownInterruptError
+
+    pending = ", ".join(f"{iid} ({intr.value!r})" for iid, intr in waiting.items())
+    if not resume:
+        raise UnknownInterruptError(
+            f"Command(resume={{}}) answers no interrupt. Waiting: {pending}. Resume with "
+            "Command(resume={interrupt_id: value}).",
+            reason="empty_map",
+            pending_ids=list(waiting),
+        )
+    if firsts is None:
+        return
+    unknown = [k for k in resume if k not in waiting and k not in firsts]
+    if unknown:
+        raise UnknownInterruptError(
+            f"Command(resume=...) names interrupt id(s) {', '.join(unknown)} that are not "
+            f"waiting on this thread. Waiting: {pending}. Answer those ids (they are on "
+            "the state's interrupts, or the run's __interrupt__ output).",
+            reason="not_pending",
+            interrupt_ids=unknown,
+            pending_ids=list(waiting),
+        )
 
 
 def _is_resume_map(resume: Any) -> bool:

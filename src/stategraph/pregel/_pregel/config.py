@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
+from uuid import UUID
 
 from stategraph.constants import CONF
 from stategraph.runtime import ServerInfo
@@ -48,6 +49,11 @@ def lift_config_keys(config: Mapping[str, Any] | None) -> dict[str, Any]:
     As in LangGraph, ``{"thread_id": "1"}`` means ``{"configurable": {"thread_id":
     "1"}}``; ``None`` values are dropped.
     """
+    if config is not None and not isinstance(config, Mapping):
+        raise TypeError(
+            f"config must be a mapping such as {{'configurable': {{'thread_id': '1'}}}}, "
+            f"got {type(config).__name__}: {config!r:.80}."
+        )
     out = dict(config or {})
     extra = [k for k in out if k not in _CONFIG_KEYS]
     if extra:
@@ -57,7 +63,32 @@ def lift_config_keys(config: Mapping[str, Any] | None) -> dict[str, Any]:
             if value is not None:
                 conf[key] = value
         out[CONF] = conf
+    given = out.get(CONF)
+    if given is not None:
+        _check_thread_id(given)
     return out
+
+
+def _check_thread_id(conf: Any) -> None:
+    """Refuse a ``thread_id`` that cannot name a thread (a dict, a list...).
+
+    Savers store the id as text: ``str()`` of a dict would name a thread by its repr,
+    which changes with key order. Strings, integers and UUIDs are accepted.
+    """
+    if not isinstance(conf, Mapping):
+        raise TypeError(
+            f"config['configurable'] must be a mapping, got {type(conf).__name__}: {conf!r:.80}."
+        )
+    tid = conf.get("thread_id")
+    if tid is None or isinstance(tid, (str, UUID)):
+        return
+    if isinstance(tid, int) and not isinstance(tid, bool):
+        return
+    raise TypeError(
+        f"configurable['thread_id'] must be a string (or an int or UUID), got "
+        f"{type(tid).__name__}: {tid!r:.80}. Pass the thread's id, e.g. "
+        "{'configurable': {'thread_id': 'user-42'}}."
+    )
 
 
 def _merge_configs(

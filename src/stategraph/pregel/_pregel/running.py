@@ -91,6 +91,10 @@ class RunMixin(RunSetupMixin):
             if not loop.run.nested:
                 _note_no_parent(exc)
             raise
+        finally:
+            # a consumer that stops early closes the run now (lease, step pool), not
+            # whenever the collector finds the generator
+            gen.close()
 
     def invoke(
         self,
@@ -308,8 +312,9 @@ class RunMixin(RunSetupMixin):
             multitask_strategy=multitask_strategy,
         )
         v2 = self._v2_parts() if version == "v2" else None
+        agen = drive_async(loop, chunks)
         try:
-            async for ns, mode, payload in drive_async(loop, chunks):
+            async for ns, mode, payload in agen:
                 if mode in printed:
                     print_chunk(ns, mode, payload)
                     if mode not in modes:
@@ -325,6 +330,10 @@ class RunMixin(RunSetupMixin):
             if not loop.run.nested:
                 _note_no_parent(exc)
             raise
+        finally:
+            # a consumer that stops early releases the thread's lease and heartbeat now,
+            # not when the event loop's async-generator hook gets to it
+            await agen.aclose()
 
     async def ainvoke(
         self,
