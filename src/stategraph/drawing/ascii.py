@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import itertools
+from typing import TYPE_CHECKING
 
-from stategraph.drawing.graph import Graph, Node
 from stategraph.drawing.layout import layout_graph
+
+if TYPE_CHECKING:
+    from stategraph.drawing.graph import Graph, Node
 
 __all__ = ["render_ascii"]
 

@@ -21,10 +21,13 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from stategraph.constants import END
-from stategraph.drawing.graph import Edge, Graph, Node
 from stategraph.drawing.mermaid import parent_path
+
+if TYPE_CHECKING:
+    from stategraph.drawing.graph import Edge, Graph, Node
 
 __all__ = ["Box", "EdgeRoute", "Cluster", "Layout", "layout_graph"]
 

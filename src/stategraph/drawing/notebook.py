@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import html
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from stategraph.drawing.graph import Graph
+if TYPE_CHECKING:
+    from stategraph.drawing.graph import Graph
+
 
 __all__ = ["mimebundle"]
 

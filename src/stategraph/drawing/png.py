@@ -9,13 +9,15 @@ from __future__ import annotations
 import io
 import itertools
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from stategraph.drawing.graph import Graph, LabelsDict, Node
 from stategraph.drawing.highlight import Highlight
 from stategraph.drawing.layout import layout_graph
 from stategraph.drawing.styles import CurveStyle, NodeStyles
 from stategraph.drawing.theme import PALETTE, node_lines, node_role, role_style
+
+if TYPE_CHECKING:
+    from stategraph.drawing.graph import Graph, LabelsDict, Node
 
 __all__ = ["render_png"]
 

@@ -6,13 +6,16 @@ browser, a notebook or an editor preview. Node sizes come from estimated text wi
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape, quoteattr
 
-from stategraph.drawing.graph import Graph, Node
 from stategraph.drawing.highlight import Highlight
 from stategraph.drawing.layout import Layout, layout_graph
 from stategraph.drawing.styles import NodeStyles
 from stategraph.drawing.theme import PALETTE, node_lines, node_role, role_style, text_width
+
+if TYPE_CHECKING:
+    from stategraph.drawing.graph import Graph, Node
 
 __all__ = ["render_svg", "SvgMetrics", "smooth_path"]
 

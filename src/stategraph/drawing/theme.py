@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from stategraph.drawing.graph import Node
 from stategraph.drawing.mermaid import _metadata_lines
 from stategraph.drawing.styles import NodeStyles
+
+if TYPE_CHECKING:
+    from stategraph.drawing.graph import Node
 
 __all__ = [
     "Palette",

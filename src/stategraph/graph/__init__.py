@@ -1,4 +1,10 @@
-"""The ``StateGraph`` builder and its companions (messages state, START/END)."""
+"""The builder room: ``StateGraph`` and its companions (messages state, START/END).
+
+``StateGraph`` declares a graph's state schema, nodes and edges; ``compile()`` checks
+them and turns them into a ``CompiledStateGraph``, a :class:`~stategraph.pregel.Pregel`
+with channels and nodes that the runtime (:mod:`stategraph.pregel`) runs. The builder
+sits above the runtime and below ``prebuilt``/``func``.
+"""
 
 from __future__ import annotations
 

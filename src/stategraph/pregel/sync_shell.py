@@ -201,7 +201,7 @@ class _Saver:
                 self.thread = None
 
 
-def drive_sync(loop: Loop, chunks: queue.SimpleQueue[Any] | None) -> Generator[Any, None, None]:
+def drive_sync(loop: Loop, chunks: queue.SimpleQueue[Any] | None) -> Generator[Any, None, Any]:
     """Drive ``loop`` to the end, yielding stream chunks from ``chunks`` as they come.
 
     The generator's return value (``StopIteration.value``) is the loop's output.

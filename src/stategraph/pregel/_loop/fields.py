@@ -20,10 +20,7 @@ from stategraph.constants import (
     RESUME,
     RESUME_ASKED,
 )
-from stategraph.pregel.algo import (
-    StepTracker,
-    increment,
-)
+from stategraph.pregel.algo import StepTracker, increment
 from stategraph.pregel.run import RunContext
 from stategraph.pregel.task import Task
 from stategraph.types import Interrupt

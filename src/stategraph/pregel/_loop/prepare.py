@@ -19,12 +19,7 @@ from stategraph.constants import (
     RESUME_ASKED,
     TASKS,
 )
-from stategraph.errors import (
-    GraphDrained,
-    GraphInterrupt,
-    InvalidUpdateError,
-    NodeError,
-)
+from stategraph.errors import GraphDrained, GraphInterrupt, InvalidUpdateError, NodeError
 from stategraph.pregel._loop.fields import _SUCCESS_EXCLUDED, _release
 from stategraph.pregel._loop.report import ReportMixin
 from stategraph.pregel.algo import (

@@ -8,25 +8,14 @@ from __future__ import annotations
 from collections.abc import Generator, Mapping
 from typing import Any
 
-from stategraph.constants import (
-    CONF,
-    INTERRUPT,
-    NS_SEP,
-    NULL_TASK_ID,
-    RESUME,
-)
-from stategraph.errors import (
-    EmptyInputError,
-)
+from stategraph.constants import CONF, INTERRUPT, NS_SEP, NULL_TASK_ID, RESUME
+from stategraph.errors import EmptyInputError
 from stategraph.pregel import effects as fx
 from stategraph.pregel._loop.checkpoints import CheckpointsMixin
 from stategraph.pregel._loop.fields import _SUCCESS_EXCLUDED, WriteBatch
 from stategraph.pregel._loop.prepare import PrepareMixin
 from stategraph.pregel._loop.resume_ids import check_resume_ids
-from stategraph.pregel.algo import (
-    StepTracker,
-    apply_writes,
-)
+from stategraph.pregel.algo import StepTracker, apply_writes
 from stategraph.pregel.io import map_command, map_input, read_output
 from stategraph.types import Command
 

@@ -63,8 +63,9 @@ def lift_config_keys(config: Mapping[str, Any] | None) -> dict[str, Any]:
             if value is not None:
                 conf[key] = value
         out[CONF] = conf
-    if out.get(CONF) is not None:
-        _check_thread_id(out[CONF])
+    given = out.get(CONF)
+    if given is not None:
+        _check_thread_id(given)
     return out
 
 

@@ -6,12 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from stategraph.pregel._pregel.base import PregelBase
-from stategraph.pregel.schema import (
-    context_jsonschema,
-    fields_model,
-    graph_name,
-    io_model,
-)
+from stategraph.pregel.schema import context_jsonschema, fields_model, graph_name, io_model
 from stategraph.warnings import LangGraphDeprecatedSinceV10, warn_deprecated
 
 if TYPE_CHECKING:

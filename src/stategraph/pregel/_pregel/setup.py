@@ -26,9 +26,7 @@ from stategraph.pregel.io import check_output_keys
 from stategraph.pregel.loop import Loop
 from stategraph.pregel.observe import observers_for
 from stategraph.pregel.run import ReplayPlan, RunContext, strip_task_ids
-from stategraph.pregel.schema import (
-    coerce_context,
-)
+from stategraph.pregel.schema import coerce_context
 from stategraph.pregel.task import ResumeState, Task
 from stategraph.pregel.typed_output import V2Parts
 from stategraph.runtime import DEFAULT_RUNTIME, RunControl, Runtime
