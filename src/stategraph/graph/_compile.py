@@ -153,12 +153,13 @@ def state_jsonschema(builder: StateGraph[Any, Any, Any, Any], schema: Any, name:
     """
     from pydantic import TypeAdapter
 
+    from stategraph._typeddict_compat import pydantic_ready
     from stategraph.pregel.schema import fields_model, root_model
 
     if is_pydantic_class(schema):
         return schema.model_json_schema()
     if is_typeddict(schema):
-        return TypeAdapter(schema).json_schema()
+        return TypeAdapter(pydantic_ready(schema)).json_schema()
     info = builder.schemas.get(schema)
     channels = builder.channels
     if info is not None and info.kind == "root":

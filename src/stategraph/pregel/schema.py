@@ -16,6 +16,8 @@ import typing
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from stategraph._typeddict_compat import pydantic_ready
+
 __all__ = [
     "coerce_context",
     "context_jsonschema",
@@ -60,8 +62,7 @@ def root_model(name: str, tp: Any, *, default: Any = ..., passthrough: bool = Tr
 
     if passthrough and _is_model_class(tp):
         return tp
-    if tp is None:
-        tp = Any
+    tp = Any if tp is None else pydantic_ready(tp)
     if default is ...:
         return create_model(name, __base__=RootModel[tp])
     return create_model(name, __base__=RootModel[tp], root=(tp, default))
@@ -77,7 +78,8 @@ def fields_model(name: str, fields: Mapping[str, tuple[Any, Any]]) -> Any:
     from pydantic import BaseModel, Field, create_model
 
     definitions: dict[str, Any] = {}
-    for key, (tp, default) in fields.items():
+    for key, (given, default) in fields.items():
+        tp = pydantic_ready(given)
         if key.startswith("_") or keyword.iskeyword(key) or hasattr(BaseModel, key):
             safe = f"field_{key.lstrip('_')}_{len(definitions)}"
             definitions[safe] = (tp, Field(default, alias=key))
@@ -118,7 +120,7 @@ def context_jsonschema(schema: Any) -> dict[str, Any] | None:
         return None
     from pydantic import TypeAdapter
 
-    return TypeAdapter(schema).json_schema()
+    return TypeAdapter(pydantic_ready(schema)).json_schema()
 
 
 def coerce_context(schema: Any, context: Mapping[str, Any]) -> Any:
