@@ -43,7 +43,7 @@ from stategraph.checkpoint._retention import (
     check_prune_args,
     check_ttl,
 )
-from stategraph.checkpoint._util import checkpoint_config
+from stategraph.checkpoint._util import check_ids, checkpoint_config
 from stategraph.checkpoint.base import (
     ChannelVersions,
     Checkpoint,
@@ -425,6 +425,7 @@ class PostgresSaver(SqlLeases, PostgresCore):
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, write and value of ``thread_id`` atomically."""
+        check_ids("delete_thread", thread_id=thread_id)
         self._execute(_sql.DELETE_THREAD, {"thread_id": str(thread_id)})
         self._execute(_sql.DELETE_TTL, {"thread_id": str(thread_id)})
         if self.delta is not None:
@@ -448,6 +449,7 @@ class PostgresSaver(SqlLeases, PostgresCore):
         readable. ``strategy="delete"`` deletes the threads. Other threads are never
         touched. PostgreSQL's autovacuum reclaims the space.
         """
+        check_ids("prune", thread_ids=thread_ids)
         ids, n = check_prune_args(thread_ids, strategy, keep_last, type(self).__name__)
         for tid in ids:
             if strategy == "delete":
@@ -459,6 +461,7 @@ class PostgresSaver(SqlLeases, PostgresCore):
         """Delete the checkpoints (and their writes) whose metadata ``run_id`` is in
         ``run_ids``, in every thread (one transaction per thread); one a remaining
         checkpoint needs to rebuild its ``DeltaChannel`` values stays."""
+        check_ids("delete_for_runs", run_ids=run_ids)
         wanted = [str(r) for r in run_ids]
         if not wanted:
             return
@@ -470,6 +473,9 @@ class PostgresSaver(SqlLeases, PostgresCore):
         """Copy every checkpoint, write and value of one thread to a new thread id
         (checkpoint ids, parents and metadata unchanged), in one statement. The target
         must be empty."""
+        check_ids(
+            "copy_thread", source_thread_id=source_thread_id, target_thread_id=target_thread_id
+        )
         src, dst = str(source_thread_id), str(target_thread_id)
         name = type(self).__name__
         if not (self._fetch(_sql.HAS_THREAD, {"thread_id": src}))[0][0]:

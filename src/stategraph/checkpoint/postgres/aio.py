@@ -35,7 +35,7 @@ from stategraph.checkpoint._retention import (
     check_prune_args,
     check_ttl,
 )
-from stategraph.checkpoint._util import checkpoint_config
+from stategraph.checkpoint._util import check_ids, checkpoint_config
 from stategraph.checkpoint.base import (
     ChannelVersions,
     Checkpoint,
@@ -402,6 +402,7 @@ class AsyncPostgresSaver(AsyncSqlLeases, PostgresCore):
 
     async def adelete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, write and value of ``thread_id`` atomically."""
+        check_ids("adelete_thread", thread_id=thread_id)
         await self._execute(_sql.DELETE_THREAD, {"thread_id": str(thread_id)})
         await self._execute(_sql.DELETE_TTL, {"thread_id": str(thread_id)})
         if self.delta is not None:
@@ -472,6 +473,7 @@ class AsyncPostgresSaver(AsyncSqlLeases, PostgresCore):
 
     def delete_thread(self, thread_id: str) -> None:
         """Sync :meth:`adelete_thread`; raises inside a running event loop."""
+        check_ids("delete_thread", thread_id=thread_id)
         self._sync("delete_thread", lambda: self.adelete_thread(thread_id))
 
     # -- retention ---------------------------------------------------------------
@@ -492,6 +494,7 @@ class AsyncPostgresSaver(AsyncSqlLeases, PostgresCore):
         readable. ``strategy="delete"`` deletes the threads. Other threads are never
         touched. PostgreSQL's autovacuum reclaims the space.
         """
+        check_ids("aprune", thread_ids=thread_ids)
         ids, n = check_prune_args(thread_ids, strategy, keep_last, type(self).__name__)
         for tid in ids:
             if strategy == "delete":
@@ -503,6 +506,7 @@ class AsyncPostgresSaver(AsyncSqlLeases, PostgresCore):
         """Delete the checkpoints (and their writes) whose metadata ``run_id`` is in
         ``run_ids``, in every thread (one transaction per thread); one a remaining
         checkpoint needs to rebuild its ``DeltaChannel`` values stays."""
+        check_ids("adelete_for_runs", run_ids=run_ids)
         wanted = [str(r) for r in run_ids]
         if not wanted:
             return
@@ -514,6 +518,9 @@ class AsyncPostgresSaver(AsyncSqlLeases, PostgresCore):
         """Copy every checkpoint, write and value of one thread to a new thread id
         (checkpoint ids, parents and metadata unchanged), in one statement. The target
         must be empty."""
+        check_ids(
+            "acopy_thread", source_thread_id=source_thread_id, target_thread_id=target_thread_id
+        )
         src, dst = str(source_thread_id), str(target_thread_id)
         name = type(self).__name__
         if not (await self._fetch(_sql.HAS_THREAD, {"thread_id": src}))[0][0]:
@@ -581,15 +588,20 @@ class AsyncPostgresSaver(AsyncSqlLeases, PostgresCore):
         keep_last: int | None = None,
     ) -> None:
         """Sync :meth:`aprune` (from a thread other than the event loop's)."""
+        check_ids("prune", thread_ids=thread_ids)
         check_prune_args(thread_ids, strategy, keep_last, type(self).__name__)
         self._sync("prune", lambda: self.aprune(thread_ids, strategy=strategy, keep_last=keep_last))
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Sync :meth:`adelete_for_runs`."""
+        check_ids("delete_for_runs", run_ids=run_ids)
         self._sync("delete_for_runs", lambda: self.adelete_for_runs(run_ids))
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Sync :meth:`acopy_thread`."""
+        check_ids(
+            "copy_thread", source_thread_id=source_thread_id, target_thread_id=target_thread_id
+        )
         self._sync("copy_thread", lambda: self.acopy_thread(source_thread_id, target_thread_id))
 
     def sweep(self) -> int:

@@ -27,6 +27,7 @@ import psycopg
 from psycopg.rows import tuple_row
 
 from stategraph.checkpoint._util import (
+    check_ids,
     checkpoint_config,
     list_args,
     metadata_matches,
@@ -422,6 +423,7 @@ class ShallowPostgresSaver(_ShallowCore):
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete the thread's checkpoints, values and writes (every namespace)."""
+        check_ids("delete_thread", thread_id=thread_id)
         self._run(_DELETE_THREAD, {"thread_id": str(thread_id)})
 
 
@@ -545,6 +547,7 @@ class AsyncShallowPostgresSaver(_ShallowCore):
 
     async def adelete_thread(self, thread_id: str) -> None:
         """Delete the thread's checkpoints, values and writes (every namespace)."""
+        check_ids("adelete_thread", thread_id=thread_id)
         await self._run(_DELETE_THREAD, {"thread_id": str(thread_id)})
 
     # -- sync API: from other threads while the event loop runs -------------------
@@ -613,4 +616,5 @@ class AsyncShallowPostgresSaver(_ShallowCore):
 
     def delete_thread(self, thread_id: str) -> None:
         """Sync :meth:`adelete_thread` (from another thread)."""
+        check_ids("delete_thread", thread_id=thread_id)
         self._sync("delete_thread", self.adelete_thread(thread_id))
