@@ -485,7 +485,19 @@ class PostgresSaver(SqlLeases, PostgresCore):
                 f"{name}.copy_thread: thread '{dst}' already has checkpoints; delete it "
                 "first (delete_thread) or pick another id."
             )
-        self._execute(_sql.COPY_THREAD, {"src": src, "dst": dst})
+        if not self.is_setup:
+            self.setup()
+        with self._connection() as conn:
+            with conn.transaction(), conn.cursor(row_factory=tuple_row) as cur:
+                gen = self.copy_gen(src, dst)
+                rows: Any = None
+                try:
+                    while True:
+                        sql, params = gen.send(rows)
+                        cur.execute(sql, params)
+                        rows = cur.fetchall() if cur.description is not None else None
+                except StopIteration:
+                    pass
         if self.ttl is not None:
             self._execute(_sql.TOUCH, {"thread_id": dst, "at": time.time()})
 

@@ -13,8 +13,16 @@ from typing import Any
 
 from stategraph.checkpoint._compact import pack_checkpoint, unpack_checkpoint
 from stategraph.checkpoint._ids import next_string_version
-from stategraph.checkpoint._intern import Interner, Resolver, referenced, refs
+from stategraph.checkpoint._intern import Interner, Resolver
 from stategraph.checkpoint._list_delta import DELTA_TYPE, ListDeltaCodec, Pending, delta_header
+from stategraph.checkpoint._seal import (
+    SEALED_TYPE,
+    Sealer,
+    referenced,
+    sealer_of,
+    stored_base,
+    stored_refs,
+)
 from stategraph.checkpoint._util import (
     checkpoint_config,
     list_args,
@@ -49,6 +57,7 @@ __all__ = [
 PAGE = 100
 """Rows read per ``list`` statement."""
 _EMPTY = "empty"
+_DELTA_OR_SEALED = frozenset((DELTA_TYPE, SEALED_TYPE))
 
 ItemKey = tuple[str, str, bytes]
 
@@ -171,10 +180,14 @@ class ListQuery:
     ) -> list[CheckpointTuple]:
         """Turn one page of rows into the tuples to yield, and advance the query."""
         items: list[CheckpointTuple] = []
+        sealer = sealer_of(core.serde)
         for row in rows:
             if self.remaining is not None and len(items) >= self.remaining:
                 break
-            metadata = core.serde.loads_typed((row[6], row[7]))
+            md = (row[6], row[7])
+            if sealer is not None:
+                md = sealer.unseal(("m", row[0], row[1], row[2]), md)
+            metadata = core.serde.loads_typed(md)
             if not self.exact and not metadata_matches(metadata, self.filter):
                 continue
             items.append(core.row_to_tuple(row, metadata, extra))
@@ -220,12 +233,12 @@ class PostgresCore(BaseCheckpointSaver[str]):
         for row in rows:
             tid, ns = row[0], row[1]
             for vtype, blob in zip(row[9] or (), row[10] or (), strict=True):
-                wanted.update((tid, ns, h) for h in refs((vtype, blob)))
+                wanted.update((tid, ns, h) for h in stored_refs((vtype, blob)))
             for wtype, wblob in zip(row[13] or (), row[14] or (), strict=True):
-                wanted.update((tid, ns, h) for h in refs((wtype, wblob)))
+                wanted.update((tid, ns, h) for h in stored_refs((wtype, wblob)))
         for key, typed in extra.items():
             if typed is not None:
-                wanted.update((key[0], key[1], h) for h in refs(typed))
+                wanted.update((key[0], key[1], h) for h in stored_refs(typed))
         if not wanted:
             return None
         keys = sorted(wanted)
@@ -268,27 +281,33 @@ class PostgresCore(BaseCheckpointSaver[str]):
             ):
                 key = (thread_id, ns, channel, version)
                 known[key] = (vtype, blob)
-                if vtype == DELTA_TYPE:
-                    deltas.append((key, blob))
+                if vtype in _DELTA_OR_SEALED:
+                    deltas.append((key, (vtype, blob)))
         for key, typed in extra.items():
-            if typed is not None and typed[0] == DELTA_TYPE:
-                deltas.append((key, typed[1]))
-        for key, blob in deltas:
+            if typed is not None and typed[0] in _DELTA_OR_SEALED:
+                deltas.append((key, typed))
+        for key, typed in deltas:
             if use_cache and codec.is_cached(key[:3], key[3]):
                 continue
-            header = delta_header(blob, key[2], key[3])
-            base, root = str(header[1]), str(header[2])
+            if typed[0] == SEALED_TYPE:
+                sealed_base = stored_base(typed)
+                if sealed_base is None:
+                    continue  # a sealed value stored whole
+                base, root, old = str(sealed_base), None, False
+            else:
+                header = delta_header(typed[1], key[2], key[3])
+                base, root = str(header[1]), str(header[2])
+                old = header[0] == 1  # no base column: its chain is a version range
             base_key = (*key[:3], base)
             if base_key in known:
                 continue
-            old = header[0] == 1  # no base column: its chain is a version range
             wanted[base_key] = {
                 "thread_id": key[0],
                 "ns": key[1],
                 "channel": key[2],
                 "version": base,
-                "low": min(base, root) if old else None,
-                "high": max(base, root) if old else None,
+                "low": min(base, str(root)) if old else None,
+                "high": max(base, str(root)) if old else None,
             }
         return list(wanted.values())
 
@@ -317,6 +336,13 @@ class PostgresCore(BaseCheckpointSaver[str]):
         bchannels, btypes, bblobs, wtasks, wchannels, wtypes, wblobs = row[8:15]
         bversions = row[15] if len(row) > 15 else None
         loads = self.serde.loads_typed
+        sealer = sealer_of(self.serde)
+        if sealer is not None:
+            ctype, cbytes = sealer.unseal(("c", thread_id, ns, checkpoint_id), (ctype, cbytes))
+            if metadata is None:
+                mtype, mbytes = sealer.unseal(("m", thread_id, ns, checkpoint_id), (mtype, mbytes))
+            btypes, bblobs = self._unseal_values(sealer, row, btypes, bblobs, bversions)
+            wtypes, wblobs = self._unseal_writes(sealer, row, wtasks, wchannels, wtypes, wblobs)
         checkpoint: Checkpoint = unpack_checkpoint(loads((ctype, cbytes)), checkpoint_id)  # type: ignore[assignment]
         found: Mapping[ItemKey, tuple[str, bytes]] = getattr(extra, "found", None) or {}
 
@@ -325,7 +351,11 @@ class PostgresCore(BaseCheckpointSaver[str]):
             for h in hashes:
                 item = found.get((thread_id, ns, h))
                 if item is not None:
-                    out[h] = item
+                    out[h] = (
+                        item
+                        if sealer is None
+                        else sealer.unseal(("i", thread_id, ns, h.hex()), item)
+                    )
             return out
 
         resolver = Resolver(self.serde, thread_id, fetch_items)
@@ -351,6 +381,8 @@ class PostgresCore(BaseCheckpointSaver[str]):
                 found = own.get((channel, v))
                 if found is None:
                     found = more.get((thread_id, ns, channel, v))
+                    if found is not None and sealer is not None and found[1] is not None:
+                        found = sealer.unseal(("b", thread_id, ns, channel, v), found)
                 return found
 
             checkpoint["channel_values"] = {
@@ -378,6 +410,39 @@ class PostgresCore(BaseCheckpointSaver[str]):
             parent_config=(checkpoint_config(thread_id, ns, parent_id) if parent_id else None),
             pending_writes=pending,
         )
+
+    @staticmethod
+    def _unseal_values(
+        sealer: Sealer, row: Sequence[Any], btypes: Any, bblobs: Any, bversions: Any
+    ) -> tuple[Any, Any]:
+        """A row's channel values unsealed (``bversions``: their versions, from the row)."""
+        if not btypes:
+            return btypes, bblobs
+        types: list[Any] = []
+        blobs: list[Any] = []
+        for channel, vtype, blob, version in zip(row[8], btypes, bblobs, bversions, strict=True):
+            if blob is not None:
+                vtype, blob = sealer.unseal(("b", row[0], row[1], channel, version), (vtype, blob))
+            types.append(vtype)
+            blobs.append(blob)
+        return types, blobs
+
+    @staticmethod
+    def _unseal_writes(
+        sealer: Sealer, row: Sequence[Any], wtasks: Any, wchannels: Any, wtypes: Any, wblobs: Any
+    ) -> tuple[Any, Any]:
+        """A row's pending writes unsealed."""
+        if not wtypes:
+            return wtypes, wblobs
+        types: list[Any] = []
+        blobs: list[Any] = []
+        for task_id, channel, wtype, blob in zip(wtasks, wchannels, wtypes, wblobs, strict=True):
+            wtype, blob = sealer.unseal(
+                ("w", row[0], row[1], row[2], task_id, channel), (wtype, blob)
+            )
+            types.append(wtype)
+            blobs.append(blob)
+        return types, blobs
 
     def get_tuple_statement(self, config: Mapping[str, Any]) -> tuple[str, list[Any]]:
         """Return ``(sql, params)`` reading the checkpoint ``config`` names (or the
@@ -440,6 +505,15 @@ class PostgresCore(BaseCheckpointSaver[str]):
         ctype, cbytes = self.serde.dumps_typed(pack_checkpoint(body))
         stored = get_checkpoint_metadata(config, metadata)
         mtype, mbytes = self.serde.dumps_typed(stored)
+        sealer = sealer_of(self.serde)
+        item_rows = list(items.items())
+        if sealer is not None:
+            cid = checkpoint["id"]
+            ctype, cbytes = sealer.seal(("c", thread_id, ns, cid), (ctype, cbytes))
+            mtype, mbytes = sealer.seal(("m", thread_id, ns, cid), (mtype, mbytes))
+            item_rows = [
+                (h, sealer.seal(("i", thread_id, ns, h.hex()), typed)) for h, typed in item_rows
+            ]
         return {
             "thread_id": thread_id,
             "ns": ns,
@@ -458,9 +532,9 @@ class PostgresCore(BaseCheckpointSaver[str]):
             "types": types,
             "blobs": blobs,
             "bases": bases,
-            "item_hashes": list(items),
-            "item_types": [t for t, _ in items.values()],
-            "item_values": [v for _, v in items.values()],
+            "item_hashes": [h for h, _ in item_rows],
+            "item_types": [typed[0] for _, typed in item_rows],
+            "item_values": [typed[1] for _, typed in item_rows],
             "_pending": pending,
             "_values": values,
         }
@@ -498,6 +572,17 @@ class PostgresCore(BaseCheckpointSaver[str]):
                 params["bases"][at] = None
                 entry = ListDeltaCodec.as_snapshot(entry, (vtype, vbytes))
             done.append(entry)
+        sealer = sealer_of(self.serde)
+        if sealer is not None:
+            # sealed last: the delta bases above were chosen on the plain values
+            tid, ns = params["thread_id"], params["ns"]
+            for at, (channel, version, blob) in enumerate(
+                zip(params["channels"], params["versions"], params["blobs"], strict=True)
+            ):
+                if blob is not None:
+                    params["types"][at], params["blobs"][at] = sealer.seal(
+                        ("b", tid, ns, channel, version), (params["types"][at], blob)
+                    )
         return params, done
 
     def retain_gen(
@@ -533,8 +618,15 @@ class PostgresCore(BaseCheckpointSaver[str]):
             return False
         deltas = yield (_sql.THREAD_DELTAS, {"thread_id": tid})
         rebase, drop, blob_refs = self.retain_params(tid, keep, tuples, deltas)
+        sealer = sealer_of(self.serde)
         for params in rebase:
             items: dict[bytes, tuple[str, bytes]] = params.pop("_items")
+            if sealer is not None:
+                key = (tid, params["ns"], params["channel"], params["version"])
+                params["type"], params["blob"] = sealer.seal(
+                    ("b", *key), (params["type"], params["blob"])
+                )
+                items = {h: sealer.seal(("i", tid, key[1], h.hex()), t) for h, t in items.items()}
             if items:
                 yield (
                     _sql.INSERT_ITEMS,
@@ -565,6 +657,48 @@ class PostgresCore(BaseCheckpointSaver[str]):
         )
         return True
 
+    def copy_gen(self, src: str, dst: str) -> Generator[tuple[str, Any], Any, None]:
+        """The statements of ``copy_thread`` (the caller checked ``dst`` is empty), run
+        in one transaction: yields ``(sql, params)`` and receives the rows. An
+        encrypting saver's rows are bound to their thread: each copied row is unsealed
+        at ``src`` and sealed again at ``dst``."""
+        from stategraph.checkpoint.postgres import _sql
+
+        yield (_sql.COPY_THREAD, {"src": src, "dst": dst})
+        sealer = sealer_of(self.serde)
+        if sealer is None:
+            return
+        rows = yield (_sql.RESEAL_READ, {"dst": dst})
+
+        def move(parts: tuple[Any, ...], typed: tuple[str, bytes]) -> tuple[str, bytes]:
+            return sealer.seal((parts[0], dst, *parts[2:]), sealer.unseal(parts, typed))
+
+        for kind, ns, a, b, t, blob, mt, mblob in rows or ():
+            at = {"dst": dst, "ns": ns}
+            if kind == "c":
+                t, blob = move(("c", src, ns, a), (t, bytes(blob)))
+                mt, mblob = move(("m", src, ns, a), (mt, bytes(mblob)))
+                yield (
+                    _sql.RESEAL_CHECKPOINT,
+                    {**at, "id": a, "type": t, "blob": blob, "mtype": mt, "mblob": mblob},
+                )
+            elif kind == "w":
+                task, idx, channel = b.split("\x1f", 2)
+                t, blob = move(("w", src, ns, a, task, channel), (t, bytes(blob)))
+                yield (
+                    _sql.RESEAL_WRITE,
+                    {**at, "id": a, "task": task, "idx": int(idx), "type": t, "blob": blob},
+                )
+            elif kind == "b":
+                t, blob = move(("b", src, ns, a, b), (t, bytes(blob)))
+                yield (
+                    _sql.RESEAL_BLOB,
+                    {**at, "channel": a, "version": b, "type": t, "blob": blob},
+                )
+            else:
+                t, blob = move(("i", src, ns, a), (t, bytes(blob)))
+                yield (_sql.RESEAL_ITEM, {**at, "hash": bytes.fromhex(a), "type": t, "blob": blob})
+
     def retain_params(
         self,
         tid: str,
@@ -579,12 +713,11 @@ class PostgresCore(BaseCheckpointSaver[str]):
         (:data:`~._sql.DROP_CHECKPOINTS`) and the values still referenced
         (:data:`~._sql.DROP_UNREFERENCED_BLOBS`). ``delta_rows`` are the thread's
         values stored as deltas (:data:`~._sql.THREAD_DELTAS`)."""
-        from stategraph.checkpoint._list_delta import delta_base
-
-        bases = {
-            (ns, channel, version): str(delta_base(blob))
-            for ns, channel, version, blob in delta_rows
-        }
+        bases: dict[tuple[str, str, str], str] = {}
+        for ns, channel, version, vtype, blob in delta_rows:
+            base = stored_base((vtype, blob))
+            if base is not None:
+                bases[(ns, channel, version)] = str(base)
         rebase: list[dict[str, Any]] = []
         kept: list[tuple[str, str, str, Any]] = []
         drop_ns: list[str] = []
@@ -659,6 +792,25 @@ class PostgresCore(BaseCheckpointSaver[str]):
         if not rows:
             return None
         ordered = sorted(rows.items(), key=lambda item: item[1][0])
+        sealer = sealer_of(self.serde)
+        item_rows = list(items.items())
+        if sealer is not None:
+            ordered = [
+                (
+                    idx,
+                    (
+                        o,
+                        ch,
+                        *sealer.seal(
+                            ("w", thread_id, ns, str(checkpoint_id), str(task_id), ch), (t, b)
+                        ),
+                    ),
+                )
+                for idx, (o, ch, t, b) in ordered
+            ]
+            item_rows = [
+                (h, sealer.seal(("i", thread_id, ns, h.hex()), typed)) for h, typed in item_rows
+            ]
         return {
             "thread_id": thread_id,
             "ns": ns,
@@ -670,9 +822,9 @@ class PostgresCore(BaseCheckpointSaver[str]):
             "channels": [row[1] for _, row in ordered],
             "types": [row[2] for _, row in ordered],
             "blobs": [row[3] for _, row in ordered],
-            "item_hashes": list(items),
-            "item_types": [t for t, _ in items.values()],
-            "item_values": [v for _, v in items.values()],
+            "item_hashes": [h for h, _ in item_rows],
+            "item_types": [typed[0] for _, typed in item_rows],
+            "item_values": [typed[1] for _, typed in item_rows],
         }
 
     def get_next_version(self, current: str | int | float | None, channel: None) -> str:

@@ -530,7 +530,19 @@ class AsyncPostgresSaver(AsyncSqlLeases, PostgresCore):
                 f"{name}.copy_thread: thread '{dst}' already has checkpoints; delete it "
                 "first (delete_thread) or pick another id."
             )
-        await self._execute(_sql.COPY_THREAD, {"src": src, "dst": dst})
+        if not self.is_setup:
+            await self.setup()
+        async with self._connection() as conn:
+            async with conn.transaction(), conn.cursor(row_factory=tuple_row) as cur:
+                gen = self.copy_gen(src, dst)
+                rows: Any = None
+                try:
+                    while True:
+                        sql, params = gen.send(rows)
+                        await cur.execute(sql, params)
+                        rows = await cur.fetchall() if cur.description is not None else None
+                except StopIteration:
+                    pass
         if self.ttl is not None:
             await self._execute(_sql.TOUCH, {"thread_id": dst, "at": time.time()})
 

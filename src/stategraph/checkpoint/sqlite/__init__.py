@@ -25,12 +25,11 @@ from typing import Any
 
 from stategraph.checkpoint._compact import pack_checkpoint, unpack_checkpoint
 from stategraph.checkpoint._ids import next_string_version
-from stategraph.checkpoint._intern import Interner, Resolver, referenced
+from stategraph.checkpoint._intern import Interner, Resolver
 from stategraph.checkpoint._list_delta import (
     DELTA_TYPE,
     ListDeltaCodec,
     Pending,
-    delta_base,
     delta_header,
 )
 from stategraph.checkpoint._retention import (
@@ -42,7 +41,9 @@ from stategraph.checkpoint._retention import (
     close_over_deltas,
     keep_latest,
 )
+from stategraph.checkpoint._seal import Sealer, referenced, sealer_of, stored_base
 from stategraph.checkpoint._util import (
+    check_ids,
     checkpoint_config,
     list_args,
     metadata_matches,
@@ -246,27 +247,48 @@ class SqliteSaver(SqlLeases, BaseCheckpointSaver[str]):
         """Build a tuple from a ``checkpoints`` row, reading its values and writes."""
         thread_id, ns, checkpoint_id, parent_id, ctype, cbytes, mtype, mbytes = row
         loads = self.serde.loads_typed
+        sealer = sealer_of(self.serde)
+        if sealer is not None:
+            ctype, cbytes = sealer.unseal(("c", thread_id, ns, checkpoint_id), (ctype, cbytes))
+            mtype, mbytes = sealer.unseal(("m", thread_id, ns, checkpoint_id), (mtype, mbytes))
         checkpoint: Checkpoint = unpack_checkpoint(loads((ctype, cbytes)), checkpoint_id)  # type: ignore[assignment]
         values: dict[str, Any] = {}
         codec = self.delta
         if codec is not None:
             codec.serde = self.serde
-        resolver = self._resolver(conn, thread_id, ns)
+        resolver = self._resolver(conn, thread_id, ns, sealer)
         found: list[tuple[str, Any, tuple[str, bytes], dict[str, tuple[str, bytes]]]] = []
         for channel, version in checkpoint["channel_versions"].items():
             blob = conn.execute(_SELECT_BLOB, (thread_id, ns, channel, str(version))).fetchone()
             if blob is None or blob[1] is None:
                 continue
+            if sealer is not None:
+                blob = sealer.unseal(("b", thread_id, ns, channel, version), (blob[0], blob[1]))
             chain = self._prefetch_chain(conn, thread_id, ns, channel, str(version), blob)
+            if sealer is not None:
+                chain = {
+                    v: sealer.unseal(("b", thread_id, ns, channel, v), t) for v, t in chain.items()
+                }
             resolver.add((blob[0], blob[1]))
             for typed in chain.values():
                 resolver.add(typed)
             found.append((channel, version, (blob[0], blob[1]), chain))
-        write_rows = conn.execute(
-            "SELECT task_id, channel, type, value FROM writes WHERE thread_id = ? "
-            "AND checkpoint_ns = ? AND checkpoint_id = ? ORDER BY seq",
-            (thread_id, ns, checkpoint_id),
-        ).fetchall()
+        write_rows = [
+            (task_id, channel, wtype, wvalue)
+            if sealer is None
+            else (
+                task_id,
+                channel,
+                *sealer.unseal(
+                    ("w", thread_id, ns, checkpoint_id, task_id, channel), (wtype, wvalue)
+                ),
+            )
+            for task_id, channel, wtype, wvalue in conn.execute(
+                "SELECT task_id, channel, type, value FROM writes WHERE thread_id = ? "
+                "AND checkpoint_ns = ? AND checkpoint_id = ? ORDER BY seq",
+                (thread_id, ns, checkpoint_id),
+            ).fetchall()
+        ]
         for _, _, wtype, wvalue in write_rows:
             resolver.add((wtype, wvalue))
         for channel, version, blob, chain in found:
@@ -281,7 +303,11 @@ class SqliteSaver(SqlLeases, BaseCheckpointSaver[str]):
                 if known is not None:
                     return known
                 row = conn.execute(_SELECT_BLOB, (thread_id, ns, _c, str(v))).fetchone()
-                return None if row is None or row[1] is None else (row[0], row[1])
+                if row is None or row[1] is None:
+                    return None
+                if sealer is not None:
+                    return sealer.unseal(("b", thread_id, ns, _c, v), (row[0], row[1]))
+                return row[0], row[1]
 
             values[channel] = codec.decode(
                 (thread_id, ns, channel), str(version), blob, fetch, resolver.loader(channel)
@@ -301,7 +327,9 @@ class SqliteSaver(SqlLeases, BaseCheckpointSaver[str]):
             pending_writes=pending,
         )
 
-    def _resolver(self, conn: sqlite3.Connection, thread_id: str, ns: str) -> Resolver:
+    def _resolver(
+        self, conn: sqlite3.Connection, thread_id: str, ns: str, sealer: Sealer | None = None
+    ) -> Resolver:
         """A resolver reading the interned items of ``(thread_id, ns)`` through
         ``conn`` (in the caller's transaction)."""
 
@@ -315,7 +343,12 @@ class SqliteSaver(SqlLeases, BaseCheckpointSaver[str]):
                     f"checkpoint_ns = ? AND hash IN ({marks})",
                     (thread_id, ns, *chunk),
                 ):
-                    found[bytes(h)] = (t, v)
+                    key = bytes(h)
+                    found[key] = (
+                        (t, v)
+                        if sealer is None
+                        else sealer.unseal(("i", thread_id, ns, key.hex()), (t, v))
+                    )
             return found
 
         return Resolver(self.serde, thread_id, fetch)
@@ -447,11 +480,14 @@ class SqliteSaver(SqlLeases, BaseCheckpointSaver[str]):
             items: list[CheckpointTuple] = []
             with self._transaction(write=False) as conn:
                 rows = conn.execute(sql, args).fetchall()
+                sealer = sealer_of(self.serde)
                 for row in rows:
-                    if not exact and not metadata_matches(
-                        self.serde.loads_typed((row[6], row[7])), filter
-                    ):
-                        continue
+                    if not exact:
+                        md = (row[6], row[7])
+                        if sealer is not None:
+                            md = sealer.unseal(("m", row[0], row[1], row[2]), md)
+                        if not metadata_matches(self.serde.loads_typed(md), filter):
+                            continue
                     items.append(self._load(conn, row))
             for item in items:
                 yield item
@@ -510,6 +546,10 @@ class SqliteSaver(SqlLeases, BaseCheckpointSaver[str]):
         ctype, cbytes = self.serde.dumps_typed(pack_checkpoint(body))
         stored_metadata = get_checkpoint_metadata(config, metadata)
         mtype, mbytes = self.serde.dumps_typed(stored_metadata)
+        sealer = sealer_of(self.serde)
+        if sealer is not None:
+            ctype, cbytes = sealer.seal(("c", thread_id, ns, checkpoint["id"]), (ctype, cbytes))
+            mtype, mbytes = sealer.seal(("m", thread_id, ns, checkpoint["id"]), (mtype, mbytes))
         row = (
             thread_id,
             ns,
@@ -540,10 +580,15 @@ class SqliteSaver(SqlLeases, BaseCheckpointSaver[str]):
                     blob_rows[at] = (*blob_rows[at][:4], vtype, vbytes, None)
                     pending[i] = (at, ListDeltaCodec.as_snapshot(entry, (vtype, vbytes)))
             if items:
-                conn.executemany(
-                    _INSERT_ITEM, [(thread_id, ns, h, t, v) for h, (t, v) in items.items()]
-                )
+                conn.executemany(_INSERT_ITEM, self._item_rows(thread_id, ns, items, sealer))
             if blob_rows:
+                if sealer is not None:
+                    blob_rows = [
+                        r
+                        if r[5] is None
+                        else (*r[:4], *sealer.seal(("b", *r[:4]), (r[4], r[5])), r[6])
+                        for r in blob_rows
+                    ]
                 conn.executemany(_INSERT_BLOB, blob_rows)
             conn.execute(_INSERT_CHECKPOINT, row)
             if self.ttl is not None:
@@ -591,13 +636,16 @@ class SqliteSaver(SqlLeases, BaseCheckpointSaver[str]):
             ).fetchone()
             special: list[tuple[Any, ...]] = []
             regular: list[tuple[Any, ...]] = []
+            sealer = sealer_of(self.serde)
             for i, (idx, channel, wtype, wbytes) in enumerate(prepared, start=seq0 + 1):
+                if sealer is not None:
+                    wtype, wbytes = sealer.seal(
+                        ("w", thread_id, ns, checkpoint_id, task_id, channel), (wtype, wbytes)
+                    )
                 row = (thread_id, ns, checkpoint_id, task_id, idx, channel, wtype, wbytes)
                 (special if idx < 0 else regular).append((*row, task_path, i))
             if items:
-                conn.executemany(
-                    _INSERT_ITEM, [(thread_id, ns, h, t, v) for h, (t, v) in items.items()]
-                )
+                conn.executemany(_INSERT_ITEM, self._item_rows(thread_id, ns, items, sealer))
             if regular:
                 conn.executemany(_INSERT_WRITE, regular)
             if special:
@@ -605,8 +653,21 @@ class SqliteSaver(SqlLeases, BaseCheckpointSaver[str]):
             if self.ttl is not None:
                 conn.execute(_TOUCH, (thread_id, time.time()))
 
+    @staticmethod
+    def _item_rows(
+        thread_id: str, ns: str, items: dict[bytes, tuple[str, bytes]], sealer: Sealer | None
+    ) -> Sequence[tuple[Any, ...]]:
+        """Rows of the ``items`` table for interned ``items``, sealed if encrypting."""
+        if sealer is None:
+            return [(thread_id, ns, h, t, v) for h, (t, v) in items.items()]
+        return [
+            (thread_id, ns, h, *sealer.seal(("i", thread_id, ns, h.hex()), typed))
+            for h, typed in items.items()
+        ]
+
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, write and value of ``thread_id`` in one transaction."""
+        check_ids("delete_thread", thread_id=thread_id)
         key = (str(thread_id),)
         with self._transaction(write=True) as conn:
             conn.execute("DELETE FROM checkpoints WHERE thread_id = ?", key)
@@ -645,6 +706,7 @@ class SqliteSaver(SqlLeases, BaseCheckpointSaver[str]):
         lock, as for any write). Freed pages go back to the file system when the file
         uses incremental vacuum (new files do; see :meth:`vacuum`).
         """
+        check_ids("prune", thread_ids=thread_ids)
         ids, n = check_prune_args(thread_ids, strategy, keep_last, type(self).__name__)
         for tid in ids:
             if strategy == "delete":
@@ -661,6 +723,7 @@ class SqliteSaver(SqlLeases, BaseCheckpointSaver[str]):
         """Delete the checkpoints (and their writes) whose metadata ``run_id`` is in
         ``run_ids``, in every thread; one a remaining checkpoint needs to rebuild its
         ``DeltaChannel`` values stays. One transaction."""
+        check_ids("delete_for_runs", run_ids=run_ids)
         wanted = {str(r) for r in run_ids}
         if not wanted:
             return
@@ -690,6 +753,9 @@ class SqliteSaver(SqlLeases, BaseCheckpointSaver[str]):
         """Copy every checkpoint, write and value of one thread to a new thread id
         (checkpoint ids, parents and metadata unchanged), in one transaction. The
         target must be empty."""
+        check_ids(
+            "copy_thread", source_thread_id=source_thread_id, target_thread_id=target_thread_id
+        )
         src, dst = str(source_thread_id), str(target_thread_id)
         name = type(self).__name__
         with self._transaction(write=True) as conn:
@@ -703,6 +769,12 @@ class SqliteSaver(SqlLeases, BaseCheckpointSaver[str]):
                     f"{name}.copy_thread: thread '{dst}' already has checkpoints; delete it "
                     "first (delete_thread) or pick another id."
                 )
+            sealer = sealer_of(self.serde)
+            if sealer is not None:
+                self._copy_sealed(conn, sealer, src, dst)
+                if self.ttl is not None:
+                    conn.execute(_TOUCH, (dst, time.time()))
+                return
             conn.execute(
                 "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, "
                 "parent_checkpoint_id, type, checkpoint, metadata_type, metadata, "
@@ -731,6 +803,83 @@ class SqliteSaver(SqlLeases, BaseCheckpointSaver[str]):
             if self.ttl is not None:
                 conn.execute(_TOUCH, (dst, time.time()))
 
+    @staticmethod
+    def _copy_sealed(conn: sqlite3.Connection, sealer: Sealer, src: str, dst: str) -> None:
+        """copy_thread for an encrypting saver: every row is bound to its thread, so each
+        is unsealed at ``src`` and sealed again at ``dst`` (in the caller's transaction)."""
+
+        def move(parts: tuple[Any, ...], t: str, b: Any) -> tuple[str, bytes]:
+            return sealer.seal((parts[0], dst, *parts[2:]), sealer.unseal(parts, (t, b)))
+
+        rows = conn.execute(
+            "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, "
+            "metadata_type, metadata, metadata_json FROM checkpoints WHERE thread_id = ?",
+            (src,),
+        ).fetchall()
+        conn.executemany(
+            _INSERT_CHECKPOINT,
+            [
+                (
+                    dst,
+                    ns,
+                    cid,
+                    parent,
+                    *move(("c", src, ns, cid), ct, cb),
+                    *move(("m", src, ns, cid), mt, mb),
+                    mjson,
+                )
+                for ns, cid, parent, ct, cb, mt, mb, mjson in rows
+            ],
+        )
+        writes = conn.execute(
+            "SELECT checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, "
+            "task_path, seq FROM writes WHERE thread_id = ?",
+            (src,),
+        ).fetchall()
+        conn.executemany(
+            f"INSERT INTO writes ({_WRITE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    dst,
+                    ns,
+                    cid,
+                    task,
+                    idx,
+                    ch,
+                    *move(("w", src, ns, cid, task, ch), t, v),
+                    path,
+                    seq,
+                )
+                for ns, cid, task, idx, ch, t, v, path, seq in writes
+            ],
+        )
+        blobs = conn.execute(
+            "SELECT checkpoint_ns, channel, version, type, blob, base FROM blobs "
+            "WHERE thread_id = ?",
+            (src,),
+        ).fetchall()
+        conn.executemany(
+            _INSERT_BLOB,
+            [
+                (
+                    dst,
+                    ns,
+                    ch,
+                    v,
+                    *(move(("b", src, ns, ch, v), t, b) if b is not None else (t, b)),
+                    base,
+                )
+                for ns, ch, v, t, b, base in blobs
+            ],
+        )
+        items = conn.execute(
+            "SELECT checkpoint_ns, hash, type, value FROM items WHERE thread_id = ?", (src,)
+        ).fetchall()
+        conn.executemany(
+            _INSERT_ITEM,
+            [(dst, ns, h, *move(("i", src, ns, bytes(h).hex()), t, v)) for ns, h, t, v in items],
+        )
+
     def _retain(
         self,
         conn: sqlite3.Connection,
@@ -755,15 +904,15 @@ class SqliteSaver(SqlLeases, BaseCheckpointSaver[str]):
                     kept.append((ns, channel, str(version), values[channel]))
         for ns, channel, version, value in kept:
             found = conn.execute(_SELECT_BLOB, (tid, ns, channel, version)).fetchone()
-            if (
-                found is not None
-                and found[0] == DELTA_TYPE
-                and (ns, channel, str(delta_base(found[1]))) not in referenced
-            ):
+            base = None if found is None else stored_base((found[0], found[1]))
+            if base is not None and (ns, channel, str(base)) not in referenced:
                 # rebase: the delta's base goes, store this version whole
                 items: dict[bytes, tuple[str, bytes]] = {}
                 vtype, vbytes = self._dump(channel, value, items)
-                conn.executemany(_INSERT_ITEM, [(tid, ns, h, t, v) for h, (t, v) in items.items()])
+                sealer = sealer_of(self.serde)
+                if sealer is not None:
+                    vtype, vbytes = sealer.seal(("b", tid, ns, channel, version), (vtype, vbytes))
+                conn.executemany(_INSERT_ITEM, self._item_rows(tid, ns, items, sealer))
                 conn.execute(
                     "UPDATE blobs SET type = ?, blob = ?, base = NULL WHERE thread_id = ? AND "
                     "checkpoint_ns = ? AND channel = ? AND version = ?",
