@@ -8,6 +8,7 @@ LangGraph importer alike; ordinary patterns still round-trip.
 
 from __future__ import annotations
 
+import gc
 import re
 import time
 from collections.abc import Callable
@@ -51,13 +52,21 @@ HOSTILE: dict[str, list[tuple[str | bytes, int]]] = {
 
 
 def _cpu(fn: Callable[[], Any]) -> tuple[float, BaseException | None]:
-    start = time.thread_time()
-    try:
-        fn()
-        err = None
-    except DeserializationError as exc:
-        err = exc
-    return time.thread_time() - start, err
+    """CPU time of ``fn`` (best of three, after a collection: the bound is about the
+    work a payload asks for, not about a collector pause on a busy test machine)."""
+    best = float("inf")
+    err: BaseException | None = None
+    for _ in range(3):
+        re.purge()
+        gc.collect()
+        start = time.thread_time()
+        try:
+            fn()
+            err = None
+        except DeserializationError as exc:
+            err = exc
+        best = min(best, time.thread_time() - start)
+    return best, err
 
 
 @pytest.mark.parametrize("name", sorted(HOSTILE))

@@ -31,15 +31,16 @@ plaintext) are read only when the serializer is in migration mode
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable
-from typing import Any
-
-import ormsgpack
+from typing import TYPE_CHECKING, Any
 
 from stategraph.checkpoint._intern import refs
 from stategraph.checkpoint._list_delta import DELTA_TYPE, delta_base
 from stategraph.checkpoint.serde.base import DeserializationError
-from stategraph.checkpoint.serde.encrypted import EncryptedSerializer
+
+if TYPE_CHECKING:
+    from stategraph.checkpoint.serde.encrypted import EncryptedSerializer
 
 __all__ = [
     "FORMAT",
@@ -61,6 +62,8 @@ _AD_PREFIX = b"sg-sealed/1\x00"
 
 
 def _header(blob: bytes) -> list[Any]:
+    import ormsgpack
+
     try:
         data = ormsgpack.unpackb(blob)
     except (ValueError, TypeError) as exc:
@@ -102,6 +105,8 @@ def stored_base(typed: Typed | None) -> Any:
 
 
 def _where(parts: tuple[Any, ...]) -> bytes:
+    import ormsgpack
+
     return ormsgpack.packb([str(p) if p is not None else None for p in parts])
 
 
@@ -128,6 +133,8 @@ class Sealer:
 
     def seal(self, parts: tuple[Any, ...], typed: Typed) -> Typed:
         """``typed`` encrypted with its location ``parts`` (see the module docstring)."""
+        import ormsgpack
+
         found = list(refs(typed))
         base = delta_base(typed[1]) if typed[0] == DELTA_TYPE else None
         clear = ormsgpack.packb([found, None if base is None else str(base)])
@@ -140,6 +147,8 @@ class Sealer:
     def unseal(self, parts: tuple[Any, ...], typed: Typed) -> Typed:
         """The row stored as ``typed`` at ``parts``; raises naming thread and channel
         if it was written elsewhere or changed."""
+        import ormsgpack
+
         if typed[0] != SEALED_TYPE:
             if self.serde.migration:
                 return typed  # written before binding: read while migrating
@@ -167,7 +176,11 @@ class Sealer:
 
 
 def sealer_of(serde: Any) -> Sealer | None:
-    """A :class:`Sealer` when ``serde`` encrypts, else ``None`` (rows stored as they are)."""
-    if isinstance(serde, EncryptedSerializer):
+    """A :class:`Sealer` when ``serde`` encrypts, else ``None`` (rows stored as they are).
+
+    Cheap on the hot path, and imports nothing: no ``EncryptedSerializer`` exists
+    before its module is imported."""
+    module = sys.modules.get("stategraph.checkpoint.serde.encrypted")
+    if module is not None and isinstance(serde, module.EncryptedSerializer):
         return Sealer(serde)
     return None

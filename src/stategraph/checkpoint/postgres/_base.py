@@ -11,6 +11,7 @@ import json
 from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any
 
+import stategraph.checkpoint.postgres._sql as _sql
 from stategraph.checkpoint._compact import pack_checkpoint, unpack_checkpoint
 from stategraph.checkpoint._ids import next_string_version
 from stategraph.checkpoint._intern import Interner, Resolver
@@ -592,8 +593,6 @@ class PostgresCore(BaseCheckpointSaver[str]):
         ``tid`` (``None``: change nothing), run by the caller inside one REPEATABLE READ
         transaction: yields ``(sql, params)`` and receives the rows. Returns whether
         anything changed."""
-        from stategraph.checkpoint.postgres import _sql
-
         rows = yield (select_page(["thread_id = %s"]), [tid, _sql.THREAD_PAGE_LIMIT])
         extra: dict[tuple[str, str, str, str], Any] = self.row_blobs(rows)
         while True:
@@ -662,8 +661,6 @@ class PostgresCore(BaseCheckpointSaver[str]):
         in one transaction: yields ``(sql, params)`` and receives the rows. An
         encrypting saver's rows are bound to their thread: each copied row is unsealed
         at ``src`` and sealed again at ``dst``."""
-        from stategraph.checkpoint.postgres import _sql
-
         yield (_sql.COPY_THREAD, {"src": src, "dst": dst})
         sealer = sealer_of(self.serde)
         if sealer is None:
