@@ -383,3 +383,21 @@ async def test_async_postgres_saver_binds_and_copies() -> None:
     finally:
         await aconn.close()
         schema.drop()
+
+
+def test_list_filters_and_retention_work_on_sealed_rows(rows: Rows) -> None:
+    saver = rows.saver
+    history: list[Any] = []
+    parent = None
+    for step in range(1, 6):
+        # the same message objects each step: later versions are stored as deltas
+        history = [*history, HumanMessage(content=f"turn {step} " + "x" * 200, id=f"m{step}")]
+        parent = put(saver, "A", {"messages": history}, version=str(step), parent=parent)
+    listed = list(saver.list(cfg("A"), filter={"source": "loop", "step": 0}))
+    assert len(listed) == 5
+    assert listed[0].checkpoint["channel_values"]["messages"] == history
+    saver.prune(["A"], keep_last=1)  # type: ignore[attr-defined]
+    (only,) = list(saver.list(cfg("A")))
+    assert only.checkpoint["channel_values"]["messages"] == history
+    got = saver.get_tuple(cfg("A"))
+    assert got is not None and got.checkpoint["channel_values"]["messages"] == history
