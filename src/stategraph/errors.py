@@ -29,6 +29,7 @@ __all__ = [
     "TaskNotFound",
     "NodeTimeoutError",
     "CheckpointNotFoundError",
+    "InvalidIdentifierError",
     "GraphDrained",
     "RunPreempted",
     "ThreadBusyError",
@@ -266,6 +267,12 @@ class TaskNotFound(Exception):
 
 class CheckpointNotFoundError(LookupError):
     """A ``checkpoint_id`` named in the config does not exist in the saver."""
+
+
+class InvalidIdentifierError(ValueError):
+    """A thread id, checkpoint namespace or id, or store key that no saver or store
+    accepts: it contains a NUL character (``"\\x00"``), which PostgreSQL cannot store,
+    so every saver and store refuses it, before writing anything."""
 
 
 class NodeTimeoutError(Exception):

@@ -428,7 +428,7 @@ def test_encrypted_items_never_stored_in_clear(tmp_path: Path) -> None:
         msgs = g.get_state(cfg()).values["messages"]
         assert [m.id for m in msgs][-2:] == ["h004", "a009"]
         rows = saver.conn.execute("SELECT type FROM items").fetchall()
-        assert rows and all("+" in r[0] for r in rows)  # every item encrypted
+        assert rows and all(r[0] == "sg-sealed" for r in rows)  # encrypted, bound to place
         saver.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     data = path.read_bytes()
     for extra in tmp_path.glob("enc.sqlite-*"):

@@ -66,12 +66,13 @@ def test_wrong_key_and_tampering_raise_never_garbage() -> None:
         serde.loads_typed((tag, "text"))  # type: ignore[arg-type]
 
 
-def test_plaintext_payloads_load_unless_refused() -> None:
+def test_plaintext_payloads_are_refused_unless_migrating() -> None:
     plain = JsonPlusSerializer().dumps_typed({"old": True})
-    assert EncryptedSerializer.from_aes(key=KEY).loads_typed(plain) == {"old": True}
-    strict = EncryptedSerializer.from_aes(key=KEY, allow_plaintext=False)
-    with pytest.raises(DeserializationError, match="unencrypted"):
-        strict.loads_typed(plain)
+    with pytest.raises(DeserializationError, match=r"unencrypted.*migration=True"):
+        EncryptedSerializer.from_aes(key=KEY).loads_typed(plain)
+    assert EncryptedSerializer.from_aes(key=KEY, migration=True).loads_typed(plain) == {"old": True}
+    legacy = EncryptedSerializer.from_aes(key=KEY, allow_plaintext=True)  # the older name
+    assert legacy.migration and legacy.loads_typed(plain) == {"old": True}
 
 
 class _Reversing:

@@ -6,8 +6,32 @@ from collections.abc import Mapping
 from typing import Any
 
 from stategraph.constants import CONF
+from stategraph.errors import InvalidIdentifierError
 
-__all__ = ["thread_ns_id", "checkpoint_config", "metadata_matches", "list_args"]
+__all__ = ["thread_ns_id", "checkpoint_config", "metadata_matches", "list_args", "check_ids"]
+
+
+def _nul(what: str, name: str, value: str) -> InvalidIdentifierError:
+    return InvalidIdentifierError(
+        f"{what}: {name} {value!r} contains a NUL character ('\\x00'), which no saver "
+        f"or store accepts (PostgreSQL cannot store it). Remove it or encode the id "
+        f"(for example as hex)."
+    )
+
+
+def check_ids(what: str, **ids: Any) -> None:
+    """Refuse ids containing NUL: ``check_ids("delete_thread", thread_id=tid)`` raises
+    :class:`~stategraph.errors.InvalidIdentifierError` naming ``what`` and the argument.
+    Values that are not strings are checked as ``str(value)``; ``None`` is skipped."""
+    for name, value in ids.items():
+        if value is None:
+            continue
+        if isinstance(value, (list, tuple, set, frozenset)):
+            for one in value:
+                if one is not None and "\x00" in str(one):
+                    raise _nul(what, name, str(one))
+        elif "\x00" in str(value):
+            raise _nul(what, name, str(value))
 
 
 def thread_ns_id(config: Mapping[str, Any], what: str) -> tuple[str, str, str | None]:
@@ -24,8 +48,16 @@ def thread_ns_id(config: Mapping[str, Any], what: str) -> tuple[str, str, str | 
             "{'configurable': {'thread_id': 'my-thread'}}."
         )
     ns = conf.get("checkpoint_ns")
-    checkpoint_id = conf.get("checkpoint_id")
-    return str(thread_id), "" if ns is None else str(ns), checkpoint_id or None
+    checkpoint_id = conf.get("checkpoint_id") or None
+    tid = str(thread_id)
+    ns = "" if ns is None else str(ns)
+    if "\x00" in tid:
+        raise _nul(what, "thread_id", tid)
+    if "\x00" in ns:
+        raise _nul(what, "checkpoint_ns", ns)
+    if checkpoint_id is not None and "\x00" in str(checkpoint_id):
+        raise _nul(what, "checkpoint_id", str(checkpoint_id))
+    return tid, ns, checkpoint_id
 
 
 def checkpoint_config(thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> dict[str, Any]:

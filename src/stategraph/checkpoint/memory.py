@@ -19,8 +19,8 @@ from typing import Any, Optional
 from stategraph.checkpoint._compact import pack_checkpoint, unpack_checkpoint
 from stategraph.checkpoint._delta_history import DeltaChannelHistory
 from stategraph.checkpoint._ids import next_string_version
-from stategraph.checkpoint._intern import Interner, Resolver, referenced
-from stategraph.checkpoint._list_delta import DELTA_TYPE, ListDeltaCodec, Pending, delta_base
+from stategraph.checkpoint._intern import Interner, Resolver
+from stategraph.checkpoint._list_delta import DELTA_TYPE, ListDeltaCodec, Pending
 from stategraph.checkpoint._retention import (
     PruneStrategy,
     Sweeper,
@@ -30,7 +30,9 @@ from stategraph.checkpoint._retention import (
     close_over_deltas,
     keep_latest,
 )
+from stategraph.checkpoint._seal import Sealer, referenced, sealer_of, stored_base
 from stategraph.checkpoint._util import (
+    check_ids,
     checkpoint_config,
     list_args,
     metadata_matches,
@@ -153,22 +155,31 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         """Rebuild a tuple from storage; the caller holds the lock."""
         loads = self.serde.loads_typed
         cp_typed, md_typed, parent_id = saved
+        sealer = sealer_of(self.serde)
+        if sealer is not None:
+            cp_typed = sealer.unseal(("c", thread_id, ns, checkpoint_id), cp_typed)
+            md_typed = sealer.unseal(("m", thread_id, ns, checkpoint_id), md_typed)
         checkpoint: Checkpoint = unpack_checkpoint(loads(cp_typed), checkpoint_id)  # type: ignore[assignment]
         values: dict[str, Any] = {}
         codec = self.delta
         if codec is not None:
             codec.serde = self.serde
-        resolver = self._resolver(thread_id, ns)
+        resolver = self._resolver(thread_id, ns, sealer)
         for channel, version in checkpoint["channel_versions"].items():
             blob = self.blobs.get((thread_id, ns, channel, version))
             if blob is None:
                 continue
+            if sealer is not None:
+                blob = sealer.unseal(("b", thread_id, ns, channel, version), blob)
             if codec is None:
                 values[channel] = resolver.loads(blob, channel)
             else:
 
                 def fetch(v: Any, _c: str = channel) -> Typed | None:
-                    return self.blobs.get((thread_id, ns, _c, v))
+                    found = self.blobs.get((thread_id, ns, _c, v))
+                    if found is not None and sealer is not None:
+                        return sealer.unseal(("b", thread_id, ns, _c, v), found)
+                    return found
 
                 values[channel] = codec.decode(
                     (thread_id, ns, channel), version, blob, fetch, resolver.loader(channel)
@@ -176,7 +187,18 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         checkpoint["channel_values"] = values
         bucket = self.writes.get((thread_id, ns, checkpoint_id), {})
         pending: list[PendingWrite] = [
-            (task_id, channel, resolver.loads(value, channel))
+            (
+                task_id,
+                channel,
+                resolver.loads(
+                    value
+                    if sealer is None
+                    else sealer.unseal(
+                        ("w", thread_id, ns, checkpoint_id, task_id, channel), value
+                    ),
+                    channel,
+                ),
+            )
             for task_id, channel, value, _ in bucket.values()
         ]
         return CheckpointTuple(
@@ -189,7 +211,7 @@ class InMemorySaver(BaseCheckpointSaver[str]):
             pending_writes=pending,
         )
 
-    def _resolver(self, thread_id: str, ns: str) -> Resolver:
+    def _resolver(self, thread_id: str, ns: str, sealer: Sealer | None = None) -> Resolver:
         """A resolver of the interned items of ``(thread_id, ns)`` (lock held)."""
 
         def fetch(hashes: list[bytes]) -> dict[bytes, Typed]:
@@ -197,7 +219,11 @@ class InMemorySaver(BaseCheckpointSaver[str]):
             for h in hashes:
                 item = self.items.get((thread_id, ns, h))
                 if item is not None:
-                    found[h] = item
+                    found[h] = (
+                        item
+                        if sealer is None
+                        else sealer.unseal(("i", thread_id, ns, h.hex()), item)
+                    )
             return found
 
         return Resolver(self.serde, thread_id, fetch)
@@ -269,8 +295,13 @@ class InMemorySaver(BaseCheckpointSaver[str]):
                 saved = id_map.get(cid) if id_map is not None else None
                 if saved is None:
                     continue  # deleted meanwhile
-                if filter and not metadata_matches(self.serde.loads_typed(saved[1]), filter):
-                    continue
+                if filter:
+                    md = saved[1]
+                    sealer = sealer_of(self.serde)
+                    if sealer is not None:
+                        md = sealer.unseal(("m", tid, ns, cid), md)
+                    if not metadata_matches(self.serde.loads_typed(md), filter):
+                        continue
                 item = self._load(tid, ns, cid, saved)
             yield item
             count += 1
@@ -316,12 +347,19 @@ class InMemorySaver(BaseCheckpointSaver[str]):
                 if entry is not None:
                     pending.append(entry)
         stored_metadata = get_checkpoint_metadata(config, metadata)
+        checkpoint_id = checkpoint["id"]
         saved: SavedCheckpoint = (
             self.serde.dumps_typed(pack_checkpoint(body)),
             self.serde.dumps_typed(stored_metadata),
             parent_id,
         )
-        checkpoint_id = checkpoint["id"]
+        sealer = sealer_of(self.serde)
+        if sealer is not None:
+            saved = (
+                sealer.seal(("c", thread_id, ns, checkpoint_id), saved[0]),
+                sealer.seal(("m", thread_id, ns, checkpoint_id), saved[1]),
+                parent_id,
+            )
         token = lease_token(config)
         with self._lock:
             if token is not None:
@@ -337,12 +375,15 @@ class InMemorySaver(BaseCheckpointSaver[str]):
                     typed = self._dump(channel, values[channel], items)
                     blobs[(thread_id, ns, channel, entry.version)] = typed
                     pending[i] = ListDeltaCodec.as_snapshot(entry, typed)
-            for h, item in items.items():
-                self.items.setdefault((thread_id, ns, h), item)
+            self._store_items(thread_id, ns, items, sealer)
             for bkey, stored in blobs.items():
                 if stored is not None and stored[0] == DELTA_TYPE and bkey in self.blobs:
                     continue  # this version is stored already (whole or as a delta)
-                self.blobs[bkey] = stored
+                self.blobs[bkey] = (
+                    stored
+                    if stored is None or sealer is None
+                    else sealer.seal(("b", *bkey), stored)
+                )
             self.storage[thread_id][ns][checkpoint_id] = saved
             if self.ttl is not None:
                 self._touched[thread_id] = time.time()
@@ -385,16 +426,32 @@ class InMemorySaver(BaseCheckpointSaver[str]):
             bucket = self.writes[(thread_id, ns, checkpoint_id)]
             if self.ttl is not None:
                 self._touched[thread_id] = time.time()
-            for h, item in items.items():
-                self.items.setdefault((thread_id, ns, h), item)
+            sealer = sealer_of(self.serde)
+            self._store_items(thread_id, ns, items, sealer)
             for idx, channel, value in rows:
                 key = (task_id, idx)
                 if idx >= 0 and key in bucket:
                     continue
+                if sealer is not None:
+                    value = sealer.seal(
+                        ("w", thread_id, ns, checkpoint_id, task_id, channel), value
+                    )
                 bucket[key] = (task_id, channel, value, task_path)
+
+    def _store_items(
+        self, thread_id: str, ns: str, items: dict[bytes, Typed], sealer: Sealer | None
+    ) -> None:
+        """Add interned ``items`` of ``(thread_id, ns)`` (lock held), sealed if encrypting."""
+        for h, item in items.items():
+            key = (thread_id, ns, h)
+            if key not in self.items:
+                self.items[key] = (
+                    item if sealer is None else sealer.seal(("i", thread_id, ns, h.hex()), item)
+                )
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, write and value of ``thread_id``."""
+        check_ids("delete_thread", thread_id=thread_id)
         thread_id = str(thread_id)
         with self._lock:
             self.storage.pop(thread_id, None)
@@ -427,6 +484,7 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         deltas are rewritten whole first, so every kept checkpoint stays readable.
         ``strategy="delete"`` deletes the threads. Other threads are never touched.
         """
+        check_ids("prune", thread_ids=thread_ids)
         ids, n = check_prune_args(thread_ids, strategy, keep_last, "InMemorySaver")
         for tid in ids:
             if strategy == "delete":
@@ -440,6 +498,7 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         """Delete the checkpoints (and their writes) whose metadata ``run_id`` is in
         ``run_ids``, in every thread; one a remaining checkpoint needs to rebuild its
         ``DeltaChannel`` values stays."""
+        check_ids("delete_for_runs", run_ids=run_ids)
         wanted = {str(r) for r in run_ids}
         if not wanted:
             return
@@ -462,6 +521,9 @@ class InMemorySaver(BaseCheckpointSaver[str]):
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy every checkpoint, write and value of one thread to a new thread id
         (checkpoint ids, parents and metadata unchanged). The target must be empty."""
+        check_ids(
+            "copy_thread", source_thread_id=source_thread_id, target_thread_id=target_thread_id
+        )
         src, dst = str(source_thread_id), str(target_thread_id)
         with self._lock:
             if src not in self.storage:
@@ -471,17 +533,33 @@ class InMemorySaver(BaseCheckpointSaver[str]):
                     f"InMemorySaver.copy_thread: thread '{dst}' already has checkpoints; "
                     "delete it first (delete_thread) or pick another id."
                 )
+            sealer = sealer_of(self.serde)
+
+            def move(parts: tuple[Any, ...], typed: Any) -> Any:
+                # sealed rows are bound to their thread: reseal them for the copy
+                if sealer is None or typed is None:
+                    return typed
+                return sealer.seal((parts[0], dst, *parts[2:]), sealer.unseal(parts, typed))
+
             for ns, by_id in self.storage[src].items():
-                self.storage[dst][ns] = dict(by_id)
+                self.storage[dst][ns] = {
+                    cid: (move(("c", src, ns, cid), c), move(("m", src, ns, cid), m), parent)
+                    for cid, (c, m, parent) in by_id.items()
+                }
             for (tid, ns, cid), bucket in list(self.writes.items()):
                 if tid == src:
-                    self.writes[(dst, ns, cid)] = dict(bucket)
+                    self.writes[(dst, ns, cid)] = {
+                        key: (t, ch, move(("w", src, ns, cid, t, ch), v), path)
+                        for key, (t, ch, v, path) in bucket.items()
+                    }
             for (tid, ns, channel, version), blob in list(self.blobs.items()):
                 if tid == src:
-                    self.blobs[(dst, ns, channel, version)] = blob
+                    self.blobs[(dst, ns, channel, version)] = move(
+                        ("b", src, ns, channel, version), blob
+                    )
             for (tid, ns, h), item in list(self.items.items()):
                 if tid == src:
-                    self.items[(dst, ns, h)] = item
+                    self.items[(dst, ns, h)] = move(("i", src, ns, h.hex()), item)
             for (tid, ns), latest in list(self._latest.items()):
                 if tid == src:
                     self._latest[(dst, ns)] = latest
@@ -506,16 +584,14 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         for ns, channel, version, value in kept:
             bkey = (tid, ns, channel, version)
             blob = self.blobs.get(bkey)
-            if (
-                blob is not None
-                and blob[0] == DELTA_TYPE
-                and (ns, channel, delta_base(blob[1])) not in referenced
-            ):
+            base = stored_base(blob)
+            if base is not None and (ns, channel, base) not in referenced:
                 # rebase: the delta's base goes, store this version whole
                 items: dict[bytes, Typed] = {}
-                self.blobs[bkey] = self._dump(channel, value, items)
-                for h, item in items.items():
-                    self.items.setdefault((tid, ns, h), item)
+                sealer = sealer_of(self.serde)
+                whole = self._dump(channel, value, items)
+                self.blobs[bkey] = whole if sealer is None else sealer.seal(("b", *bkey), whole)
+                self._store_items(tid, ns, items, sealer)
         by_ns: dict[str, dict[str, SavedCheckpoint]] = self.storage.get(tid) or {}
         for ns, by_id in by_ns.items():
             for cid in [c for c in by_id if (ns, c) not in keep]:
@@ -597,14 +673,19 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         keep_last: int | None = None,
     ) -> None:
         """Async twin of :meth:`prune`."""
+        check_ids("aprune", thread_ids=thread_ids)
         self.prune(thread_ids, strategy=strategy, keep_last=keep_last)
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Async twin of :meth:`delete_for_runs`."""
+        check_ids("adelete_for_runs", run_ids=run_ids)
         self.delete_for_runs(run_ids)
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Async twin of :meth:`copy_thread`."""
+        check_ids(
+            "acopy_thread", source_thread_id=source_thread_id, target_thread_id=target_thread_id
+        )
         self.copy_thread(source_thread_id, target_thread_id)
 
     async def asweep(self) -> int:
@@ -686,6 +767,7 @@ class InMemorySaver(BaseCheckpointSaver[str]):
 
     async def adelete_thread(self, thread_id: str) -> None:
         """Async twin of :meth:`delete_thread`."""
+        check_ids("adelete_thread", thread_id=thread_id)
         self.delete_thread(thread_id)
 
     def get_next_version(self, current: str | int | float | None, channel: None) -> str:

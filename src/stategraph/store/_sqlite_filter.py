@@ -44,7 +44,7 @@ def _paths(key: str) -> list[str] | None:
 
 def _bindable(operand: Any, *, ordering: bool) -> bool:
     if isinstance(operand, str):
-        return True
+        return "\x00" not in operand  # SQLite's JSON functions stop at a NUL: Python only
     if isinstance(operand, bool):
         return not ordering
     if isinstance(operand, int):

@@ -16,6 +16,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, Protocol, TypedDict
 
+from stategraph.errors import InvalidIdentifierError
 from stategraph.store._filters import validate_filter
 from stategraph.store._ops import (
     GetOp,
@@ -155,6 +156,11 @@ def validate_namespace(namespace: Any, *, for_write: bool = True) -> tuple[str, 
                 f"Invalid namespace label {label!r} in {ns!r}: labels cannot contain "
                 f"periods ('.'). Split it into separate labels instead."
             )
+        if "\x00" in label:
+            raise InvalidNamespaceError(
+                f"Invalid namespace label {label!r} in {ns!r}: labels cannot contain a NUL "
+                f"character ('\\x00'), which no store accepts (PostgreSQL cannot store it)."
+            )
     if not for_write:
         return ns
     if not ns:
@@ -183,6 +189,15 @@ def _check_count(name: str, value: Any, *, allow_none: bool = False) -> None:
         raise ValueError(f"{name} must be a non-negative integer, got {value!r}.")
 
 
+def _check_key(key: str, namespace: Any) -> None:
+    if "\x00" in key:
+        raise InvalidIdentifierError(
+            f"Invalid key {key!r} (namespace {tuple(namespace)!r}): keys cannot contain a "
+            f"NUL character ('\\x00'), which no store accepts (PostgreSQL cannot store "
+            f"it). Remove it or encode the key (for example as hex)."
+        )
+
+
 def validate_op(op: Op) -> None:
     """Raise a clear error if ``op`` is malformed (namespace, key, value, filter, ...)."""
     if isinstance(op, PutOp):
@@ -192,6 +207,7 @@ def validate_op(op: Op) -> None:
                 f"Key must be a string, got {type(op.key).__name__} {op.key!r} "
                 f"(namespace {tuple(op.namespace)!r})."
             )
+        _check_key(op.key, op.namespace)
         if op.value is not None and not isinstance(op.value, Mapping):
             raise TypeError(
                 f"Value for key {op.key!r} in namespace {tuple(op.namespace)!r} must be a "
@@ -218,6 +234,7 @@ def validate_op(op: Op) -> None:
         validate_namespace(op.namespace, for_write=False)
         if not isinstance(op.key, str):
             raise TypeError(f"Key must be a string, got {type(op.key).__name__} {op.key!r}.")
+        _check_key(op.key, op.namespace)
     elif isinstance(op, SearchOp):
         validate_namespace(op.namespace_prefix, for_write=False)
         validate_filter(op.filter)

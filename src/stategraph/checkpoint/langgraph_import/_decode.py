@@ -119,11 +119,9 @@ def _set(kind: type) -> Callable[..., Any]:
     return build
 
 
-def _pattern(pattern: Any, flags: Any) -> Any:
-    import re
-
-    limits.check_pattern(pattern, flags)
-    return re.compile(pattern, flags)
+def _pattern(pattern: Any, flags: Any = 0) -> Any:
+    """A stored regex, within a budget of its own (the decoder passes the payload's)."""
+    return limits.PatternBudget().compile(pattern, flags)
 
 
 def _deque(items: Any) -> Any:
@@ -200,6 +198,7 @@ class LangGraphDecoder:
             self._types[(tp.__module__, tp.__qualname__)] = tp
             self._by_name.setdefault(tp.__qualname__, []).append(tp)
         self._depth = 0
+        self._patterns = limits.PatternBudget()
 
     # -- public ---------------------------------------------------------------------
 
@@ -251,6 +250,7 @@ class LangGraphDecoder:
                 f"A LangGraph msgpack value must be bytes, got {type(payload).__name__}."
             )
         self._depth = 0
+        self._patterns = limits.PatternBudget()
         errors: list[BaseException] = []
 
         def hook(code: int, data: bytes) -> Any:
@@ -306,6 +306,8 @@ class LangGraphDecoder:
             if build is not None:
                 return build(arg)
         std = _STANDARD.get((module, name))
+        if std is _pattern:
+            std = self._patterns.compile  # one compile budget per payload
         if std is not None:
             try:
                 return _call(std, code, arg, method)

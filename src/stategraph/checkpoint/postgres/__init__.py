@@ -24,7 +24,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, TypeVar, Union
 
 try:
     import psycopg
@@ -43,7 +43,7 @@ from stategraph.checkpoint._retention import (
     check_prune_args,
     check_ttl,
 )
-from stategraph.checkpoint._util import checkpoint_config
+from stategraph.checkpoint._util import check_ids, checkpoint_config
 from stategraph.checkpoint.base import (
     ChannelVersions,
     Checkpoint,
@@ -66,8 +66,8 @@ from stategraph.checkpoint.lease_sql import (
 )
 from stategraph.checkpoint.postgres import _sql
 from stategraph.checkpoint.postgres._base import (
-    Extra,
     ListQuery,
+    Plan,
     PostgresCore,
     autocommit_error,
     check_format,
@@ -75,6 +75,8 @@ from stategraph.checkpoint.postgres._base import (
     choose_without_runs,
 )
 from stategraph.errors import LeaseLostError
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
@@ -302,43 +304,19 @@ class PostgresSaver(SqlLeases, PostgresCore):
     def get_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
         """Return the checkpoint named by ``config`` or the latest of its
         ``(thread_id, checkpoint_ns)``, with its pending writes; ``None`` if absent."""
-        sql, params = self.get_tuple_statement(config)
-        rows = self._fetch(sql, params)
-        if not rows:
-            return None
-        if self.ttl is not None and self.ttl.get("refresh_on_read", True):
-            self._execute(_sql.TOUCH, {"thread_id": rows[0][0], "at": time.time()})
-        try:
-            return self.row_to_tuple(rows[0], None, self._bases(rows, use_cache=True))
-        except ValueError:
-            # a cached version went out of memory meanwhile: read its whole chain
-            return self.row_to_tuple(rows[0], None, self._bases(rows))
+        return self._run_plan(self.get_tuple_plan(config))
 
-    def _bases(
-        self, rows: list[tuple[Any, ...]], use_cache: bool = False
-    ) -> dict[tuple[str, str, str, str], Any]:
-        """The stored values the deltas in ``rows`` are based on (read as needed)."""
-        extra = self.row_blobs(rows) if len(rows) > 1 else {}
-        while True:
-            missing = self.missing_bases(rows, extra, use_cache)
-            if not missing:
-                return self._items(rows, extra)
-            for want in missing:
-                got = self._fetch(_sql.FETCH_CHAIN, want)
-                for version, vtype, blob in got:
-                    extra[(want["thread_id"], want["ns"], want["channel"], version)] = (vtype, blob)
-                if not got:
-                    # decoding reports the missing base
-                    return self._items(rows, extra)
-
-    def _items(
-        self, rows: list[tuple[Any, ...]], extra: dict[tuple[str, str, str, str], Any]
-    ) -> Extra:
-        """``extra`` with the interned items ``rows`` and ``extra`` refer to, read in
-        one statement."""
-        wanted = self.item_params(rows, extra)
-        fetched = self._fetch(_sql.FETCH_ITEMS, wanted) if wanted is not None else None
-        return self.with_items(extra, fetched)
+    def _run_plan(self, plan: Plan[T], *, transaction: bool = False) -> T:
+        """Run a plan of the core (see :data:`~._base.Plan`) on one connection; with
+        ``transaction``, in one transaction."""
+        if not self.is_setup:
+            self.setup()
+        with self._connection() as conn:
+            with (
+                conn.transaction() if transaction else nullcontext(),
+                conn.cursor(row_factory=tuple_row) as cur,
+            ):
+                return _drive(cur, plan)
 
     def list(
         self,
@@ -355,9 +333,7 @@ class PostgresSaver(SqlLeases, PostgresCore):
         """
         query = ListQuery(config, filter, before, limit)
         while not query.done:
-            sql, params, page = query.next_statement()
-            rows = self._fetch(sql, params)
-            yield from query.take(self, rows, page, self._bases(rows))
+            yield from self._run_plan(self.list_page_plan(query))
 
     # -- writing ---------------------------------------------------------------
 
@@ -425,6 +401,7 @@ class PostgresSaver(SqlLeases, PostgresCore):
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, write and value of ``thread_id`` atomically."""
+        check_ids("delete_thread", thread_id=thread_id)
         self._execute(_sql.DELETE_THREAD, {"thread_id": str(thread_id)})
         self._execute(_sql.DELETE_TTL, {"thread_id": str(thread_id)})
         if self.delta is not None:
@@ -448,6 +425,7 @@ class PostgresSaver(SqlLeases, PostgresCore):
         readable. ``strategy="delete"`` deletes the threads. Other threads are never
         touched. PostgreSQL's autovacuum reclaims the space.
         """
+        check_ids("prune", thread_ids=thread_ids)
         ids, n = check_prune_args(thread_ids, strategy, keep_last, type(self).__name__)
         for tid in ids:
             if strategy == "delete":
@@ -459,6 +437,7 @@ class PostgresSaver(SqlLeases, PostgresCore):
         """Delete the checkpoints (and their writes) whose metadata ``run_id`` is in
         ``run_ids``, in every thread (one transaction per thread); one a remaining
         checkpoint needs to rebuild its ``DeltaChannel`` values stays."""
+        check_ids("delete_for_runs", run_ids=run_ids)
         wanted = [str(r) for r in run_ids]
         if not wanted:
             return
@@ -468,20 +447,9 @@ class PostgresSaver(SqlLeases, PostgresCore):
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy every checkpoint, write and value of one thread to a new thread id
-        (checkpoint ids, parents and metadata unchanged), in one statement. The target
+        (checkpoint ids, parents and metadata unchanged), in one transaction. The target
         must be empty."""
-        src, dst = str(source_thread_id), str(target_thread_id)
-        name = type(self).__name__
-        if not (self._fetch(_sql.HAS_THREAD, {"thread_id": src}))[0][0]:
-            raise ValueError(f"{name}.copy_thread: thread '{src}' has no checkpoints.")
-        if (self._fetch(_sql.HAS_THREAD, {"thread_id": dst}))[0][0]:
-            raise ValueError(
-                f"{name}.copy_thread: thread '{dst}' already has checkpoints; delete it "
-                "first (delete_thread) or pick another id."
-            )
-        self._execute(_sql.COPY_THREAD, {"src": src, "dst": dst})
-        if self.ttl is not None:
-            self._execute(_sql.TOUCH, {"thread_id": dst, "at": time.time()})
+        self._run_plan(self.copy_plan(source_thread_id, target_thread_id), transaction=True)
 
     def sweep(self) -> int:
         """Delete the threads whose time to live ran out; return how many.
@@ -514,15 +482,7 @@ class PostgresSaver(SqlLeases, PostgresCore):
             try:
                 with conn.transaction(), conn.cursor(row_factory=tuple_row) as cur:
                     cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-                    gen = self.retain_gen(tid, choose)
-                    rows: Any = None
-                    try:
-                        while True:
-                            sql, params = gen.send(rows)
-                            cur.execute(sql, params)
-                            rows = cur.fetchall() if cur.description is not None else None
-                    except StopIteration:
-                        pass
+                    _drive(cur, self.retain_gen(tid, choose))
             finally:
                 if not conn.closed:  # a lost session released the lock with it
                     conn.execute(_sql.UNLOCK_BASES, {"thread_id": tid})
@@ -559,6 +519,19 @@ class PostgresSaver(SqlLeases, PostgresCore):
             },
         )
         return {task_id: path for task_id, path in rows}
+
+
+def _drive(cur: psycopg.Cursor[Any], plan: Plan[T]) -> T:
+    """Execute the statements of ``plan`` on ``cur``, feeding it their rows."""
+    rows: Any = None
+    while True:
+        try:
+            sql, params = plan.send(rows)
+        except StopIteration as stop:
+            result: T = stop.value
+            return result
+        cur.execute(sql, params)
+        rows = cur.fetchall() if cur.description is not None else None
 
 
 def __getattr__(name: str) -> Any:

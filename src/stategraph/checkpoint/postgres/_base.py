@@ -8,36 +8,42 @@ only run the statements.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Generator, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
-from stategraph.checkpoint._compact import pack_checkpoint, unpack_checkpoint
+import stategraph.checkpoint.postgres._sql as _sql
+from stategraph.checkpoint._compact import pack_checkpoint
 from stategraph.checkpoint._ids import next_string_version
-from stategraph.checkpoint._intern import Interner, Resolver, referenced, refs
-from stategraph.checkpoint._list_delta import DELTA_TYPE, ListDeltaCodec, Pending, delta_header
+from stategraph.checkpoint._list_delta import DELTA_TYPE, ListDeltaCodec, Pending
+from stategraph.checkpoint._retention import TTLConfig
+from stategraph.checkpoint._seal import (
+    referenced,
+    sealer_of,
+    stored_base,
+)
 from stategraph.checkpoint._util import (
-    checkpoint_config,
-    list_args,
-    metadata_matches,
+    check_ids,
     thread_ns_id,
 )
 from stategraph.checkpoint.base import (
     WRITES_IDX_MAP,
-    BaseCheckpointSaver,
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
-    PendingWrite,
     dump_channel_value,
     get_checkpoint_metadata,
 )
-from stategraph.checkpoint.postgres._filters import filter_clauses, metadata_json
+from stategraph.checkpoint.postgres._filters import metadata_json
+from stategraph.checkpoint.postgres._rows import PAGE, Extra, ListQuery, RowDecoding
 from stategraph.checkpoint.postgres._sql import select_page
 from stategraph.constants import CONF
 
 __all__ = [
+    "Plan",
     "PostgresCore",
+    "Extra",
     "ListQuery",
     "PAGE",
     "autocommit_error",
@@ -46,22 +52,13 @@ __all__ = [
     "choose_without_runs",
 ]
 
-PAGE = 100
-"""Rows read per ``list`` statement."""
 _EMPTY = "empty"
 
-ItemKey = tuple[str, str, bytes]
-
-
-class Extra(dict[tuple[str, str, str, str], Any]):
-    """Stored values a page of rows needs besides its own (delta bases), plus the
-    interned items the page refers to (``found``, by ``(thread_id, ns, hash)``)."""
-
-    found: dict[ItemKey, tuple[str, bytes]]
-
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
-        self.found = {}
+T = TypeVar("T")
+Plan = Generator[tuple[str, Any], Any, T]
+"""A sans-I/O sequence of statements: yields ``(sql, params)``, receives the rows
+(``None`` for a statement without result), returns what the call returns. The sync
+and async savers drive the same plans, each with its own connection."""
 
 
 def autocommit_error(owner: str) -> ValueError:
@@ -113,271 +110,54 @@ def choose_without_runs(
     return choose
 
 
-class ListQuery:
-    """One ``list`` call: its conditions, its filter and its keyset pagination."""
+class PostgresCore(RowDecoding):
+    """Statement parameters for the PostgreSQL savers (row decoding is inherited)."""
 
-    def __init__(
-        self,
-        config: Mapping[str, Any] | None,
-        filter: Mapping[str, Any] | None,
-        before: Mapping[str, Any] | None,
-        limit: int | None,
-    ) -> None:
-        """Build the conditions for ``config``, ``filter``, ``before`` and ``limit``."""
-        config, filter, before, limit = list_args(config, filter, before, limit)
-        conf = (config or {}).get(CONF) or {}
-        where: list[str] = []
-        params: list[Any] = []
-        if conf.get("thread_id") is not None:
-            where.append("thread_id = %s")
-            params.append(str(conf["thread_id"]))
-        if "checkpoint_ns" in conf:
-            where.append("checkpoint_ns = %s")
-            params.append(conf["checkpoint_ns"] or "")
-        if conf.get("checkpoint_id"):
-            where.append("checkpoint_id = %s")
-            params.append(str(conf["checkpoint_id"]))
-        before_id = ((before or {}).get(CONF) or {}).get("checkpoint_id")
-        if before_id:
-            where.append("checkpoint_id < %s")
-            params.append(str(before_id))
-        fwhere, fparams, self.exact = filter_clauses(filter)
-        self.where = where + fwhere
-        self.params = params + fparams
-        self.filter = filter
-        self.remaining = limit
-        self.last: tuple[str, str, str] | None = None
-        self.done = limit is not None and limit <= 0
+    ttl: TTLConfig | None = None
+    """Time to live of threads (``None``: threads never expire)."""
 
-    def next_statement(self) -> tuple[str, list[Any], int]:
-        """Return ``(sql, params, page_size)`` for the next page."""
-        page = PAGE
-        if self.remaining is not None and self.exact:
-            page = min(PAGE, self.remaining)
-        where = self.where
-        params = list(self.params)
-        if self.last is not None:
-            where = [*where, "(checkpoint_id, thread_id, checkpoint_ns) < (%s, %s, %s)"]
-            params.extend(self.last)
-        params.append(page)
-        return select_page(where), params, page
-
-    def take(
-        self,
-        core: PostgresCore,
-        rows: Sequence[Sequence[Any]],
-        page: int,
-        extra: Mapping[tuple[str, str, str, str], Any] | None = None,
-    ) -> list[CheckpointTuple]:
-        """Turn one page of rows into the tuples to yield, and advance the query."""
-        items: list[CheckpointTuple] = []
-        for row in rows:
-            if self.remaining is not None and len(items) >= self.remaining:
+    def bases_plan(self, rows: Sequence[Sequence[Any]], use_cache: bool = False) -> Plan[Extra]:
+        """Read what the deltas and interned items of ``rows`` need: the delta bases
+        the rows do not hold (chain by chain), then the items, in one statement."""
+        extra: dict[tuple[str, str, str, str], Any] = self.row_blobs(rows) if len(rows) > 1 else {}
+        complete = True
+        while complete:
+            missing = self.missing_bases(rows, extra, use_cache)
+            if not missing:
                 break
-            metadata = core.serde.loads_typed((row[6], row[7]))
-            if not self.exact and not metadata_matches(metadata, self.filter):
-                continue
-            items.append(core.row_to_tuple(row, metadata, extra))
-        if self.remaining is not None:
-            self.remaining -= len(items)
-            if self.remaining <= 0:
-                self.done = True
-        if len(rows) < page:
-            self.done = True
-        elif rows:
-            last = rows[-1]
-            self.last = (last[2], last[0], last[1])
-        return items
+            for want in missing:
+                got = yield (_sql.FETCH_CHAIN, want)
+                for version, vtype, blob in got or ():
+                    extra[(want["thread_id"], want["ns"], want["channel"], version)] = (vtype, blob)
+                if not got:
+                    complete = False  # decoding reports the missing base
+                    break
+        wanted = self.item_params(rows, extra)
+        fetched = (yield (_sql.FETCH_ITEMS, wanted)) if wanted is not None else None
+        return self.with_items(extra, fetched)
 
-
-class PostgresCore(BaseCheckpointSaver[str]):
-    """Statement parameters and row decoding for the PostgreSQL savers."""
-
-    delta: ListDeltaCodec | None = None
-    """Delta storage of list values (``None``: every value stored whole)."""
-
-    interner: Interner | None = None
-    """Interning of large list elements (``None``: values stored whole)."""
-
-    def _init_delta(self, delta_storage: bool, intern_items: bool = True) -> None:
-        self.delta = ListDeltaCodec(self.serde) if delta_storage else None
-        self.interner = Interner(self) if intern_items else None
-
-    def _dump(self, channel: str, value: Any, items: dict[bytes, tuple[str, bytes]]) -> Any:
-        """Serialize a value or write, interning its large list elements into
-        ``items`` when interning is on."""
-        if self.interner is None:
-            return dump_channel_value(self.serde, channel, value)
-        return self.interner.dump(channel, value, items)
-
-    @staticmethod
-    def item_params(
-        rows: Sequence[Sequence[Any]], extra: Mapping[tuple[str, str, str, str], Any]
-    ) -> dict[str, Any] | None:
-        """Parameters of :data:`~._sql.FETCH_ITEMS` for every item the rows (their
-        values and writes) and ``extra`` refer to, or ``None`` when they refer to none."""
-        wanted: set[ItemKey] = set()
-        for row in rows:
-            tid, ns = row[0], row[1]
-            for vtype, blob in zip(row[9] or (), row[10] or (), strict=True):
-                wanted.update((tid, ns, h) for h in refs((vtype, blob)))
-            for wtype, wblob in zip(row[13] or (), row[14] or (), strict=True):
-                wanted.update((tid, ns, h) for h in refs((wtype, wblob)))
-        for key, typed in extra.items():
-            if typed is not None:
-                wanted.update((key[0], key[1], h) for h in refs(typed))
-        if not wanted:
+    def get_tuple_plan(self, config: Mapping[str, Any]) -> Plan[CheckpointTuple | None]:
+        """``get_tuple``: the checkpoint, what its values need, and the TTL touch."""
+        sql, params = self.get_tuple_statement(config)
+        rows = yield (sql, params)
+        if not rows:
             return None
-        keys = sorted(wanted)
-        return {
-            "tids": [k[0] for k in keys],
-            "nss": [k[1] for k in keys],
-            "hashes": [k[2] for k in keys],
-        }
+        if self.ttl is not None and self.ttl.get("refresh_on_read", True):
+            yield (_sql.TOUCH, {"thread_id": rows[0][0], "at": time.time()})
+        extra = yield from self.bases_plan(rows, use_cache=True)
+        try:
+            return self.row_to_tuple(rows[0], None, extra)
+        except ValueError:
+            # a cached version went out of memory meanwhile: read its whole chain
+            extra = yield from self.bases_plan(rows)
+            return self.row_to_tuple(rows[0], None, extra)
 
-    @staticmethod
-    def with_items(
-        extra: Mapping[tuple[str, str, str, str], Any], fetched: Sequence[Sequence[Any]] | None
-    ) -> Extra:
-        """``extra`` with the items :data:`~._sql.FETCH_ITEMS` returned attached."""
-        out = extra if isinstance(extra, Extra) else Extra(extra)
-        for tid, ns, h, t, v in fetched or ():
-            out.found[(tid, ns, bytes(h))] = (t, bytes(v))
-        return out
-
-    def missing_bases(
-        self,
-        rows: Sequence[Sequence[Any]],
-        extra: Mapping[tuple[str, str, str, str], Any],
-        use_cache: bool = False,
-    ) -> list[dict[str, Any]]:
-        """Parameters of :data:`~._sql.FETCH_CHAIN` for the delta bases the rows
-        need that are neither in the rows nor in ``extra`` (with ``use_cache``, a delta
-        whose own version is in memory needs nothing: right for a single row read at
-        once, while a page of rows may push cached versions out before it is read)."""
-        codec = self.delta
-        if codec is None:
-            return []
-        wanted: dict[tuple[str, str, str, str], dict[str, Any]] = {}
-        known: dict[tuple[str, str, str, str], Any] = dict(extra)
-        deltas: list[tuple[tuple[str, str, str, str], Any]] = []
-        for row in rows:
-            thread_id, ns = row[0], row[1]
-            for channel, vtype, blob, version in zip(
-                row[8] or (), row[9] or (), row[10] or (), row[15] or (), strict=True
-            ):
-                key = (thread_id, ns, channel, version)
-                known[key] = (vtype, blob)
-                if vtype == DELTA_TYPE:
-                    deltas.append((key, blob))
-        for key, typed in extra.items():
-            if typed is not None and typed[0] == DELTA_TYPE:
-                deltas.append((key, typed[1]))
-        for key, blob in deltas:
-            if use_cache and codec.is_cached(key[:3], key[3]):
-                continue
-            header = delta_header(blob, key[2], key[3])
-            base, root = str(header[1]), str(header[2])
-            base_key = (*key[:3], base)
-            if base_key in known:
-                continue
-            old = header[0] == 1  # no base column: its chain is a version range
-            wanted[base_key] = {
-                "thread_id": key[0],
-                "ns": key[1],
-                "channel": key[2],
-                "version": base,
-                "low": min(base, root) if old else None,
-                "high": max(base, root) if old else None,
-            }
-        return list(wanted.values())
-
-    @staticmethod
-    def row_blobs(rows: Sequence[Sequence[Any]]) -> dict[tuple[str, str, str, str], Any]:
-        """Every stored value in ``rows``, by ``(thread_id, ns, channel, version)``: a
-        delta in one row may be based on a value another row of the page holds."""
-        out: dict[tuple[str, str, str, str], Any] = {}
-        for row in rows:
-            if len(row) > 15 and row[15] is not None:
-                for channel, vtype, blob, version in zip(
-                    row[8] or (), row[9] or (), row[10] or (), row[15], strict=True
-                ):
-                    out[(row[0], row[1], channel, version)] = (vtype, blob)
-        return out
-
-    def row_to_tuple(
-        self,
-        row: Sequence[Any],
-        metadata: CheckpointMetadata | None = None,
-        extra: Mapping[tuple[str, str, str, str], Any] | None = None,
-    ) -> CheckpointTuple:
-        """Build a tuple from a row of :func:`~._sql.select_page`; ``extra`` holds
-        stored values the row's deltas are based on (see :meth:`missing_bases`)."""
-        (thread_id, ns, checkpoint_id, parent_id, ctype, cbytes, mtype, mbytes) = row[:8]
-        bchannels, btypes, bblobs, wtasks, wchannels, wtypes, wblobs = row[8:15]
-        bversions = row[15] if len(row) > 15 else None
-        loads = self.serde.loads_typed
-        checkpoint: Checkpoint = unpack_checkpoint(loads((ctype, cbytes)), checkpoint_id)  # type: ignore[assignment]
-        found: Mapping[ItemKey, tuple[str, bytes]] = getattr(extra, "found", None) or {}
-
-        def fetch_items(hashes: list[bytes]) -> dict[bytes, tuple[str, bytes]]:
-            out: dict[bytes, tuple[str, bytes]] = {}
-            for h in hashes:
-                item = found.get((thread_id, ns, h))
-                if item is not None:
-                    out[h] = item
-            return out
-
-        resolver = Resolver(self.serde, thread_id, fetch_items)
-        codec = self.delta
-        if codec is None or bversions is None:
-            checkpoint["channel_values"] = {
-                channel: resolver.loads((vtype, blob), channel)
-                for channel, vtype, blob in zip(
-                    bchannels or (), btypes or (), bblobs or (), strict=True
-                )
-            }
-        else:
-            codec.serde = self.serde
-            own = {
-                (channel, version): (vtype, blob)
-                for channel, vtype, blob, version in zip(
-                    bchannels or (), btypes or (), bblobs or (), bversions, strict=True
-                )
-            }
-            more = extra or {}
-
-            def fetch(v: Any, channel: str) -> tuple[str, bytes] | None:
-                found = own.get((channel, v))
-                if found is None:
-                    found = more.get((thread_id, ns, channel, v))
-                return found
-
-            checkpoint["channel_values"] = {
-                channel: codec.decode(
-                    (thread_id, ns, channel),
-                    version,
-                    typed,
-                    lambda v, _c=channel: fetch(v, _c),  # type: ignore[misc]
-                    resolver.loader(channel),
-                )
-                for (channel, version), typed in own.items()
-            }
-        pending: list[PendingWrite] = [
-            (task_id, channel, resolver.loads((wtype, blob), channel))
-            for task_id, channel, wtype, blob in zip(
-                wtasks or (), wchannels or (), wtypes or (), wblobs or (), strict=True
-            )
-        ]
-        if metadata is None:
-            metadata = loads((mtype, mbytes))
-        return CheckpointTuple(
-            config=checkpoint_config(thread_id, ns, checkpoint_id),
-            checkpoint=checkpoint,
-            metadata=metadata,
-            parent_config=(checkpoint_config(thread_id, ns, parent_id) if parent_id else None),
-            pending_writes=pending,
-        )
+    def list_page_plan(self, query: ListQuery) -> Plan[list[CheckpointTuple]]:
+        """One page of ``list``: its rows and what their values need."""
+        sql, params, page = query.next_statement()
+        rows = yield (sql, params)
+        extra = yield from self.bases_plan(rows)
+        return query.take(self, rows, page, extra)
 
     def get_tuple_statement(self, config: Mapping[str, Any]) -> tuple[str, list[Any]]:
         """Return ``(sql, params)`` reading the checkpoint ``config`` names (or the
@@ -440,6 +220,15 @@ class PostgresCore(BaseCheckpointSaver[str]):
         ctype, cbytes = self.serde.dumps_typed(pack_checkpoint(body))
         stored = get_checkpoint_metadata(config, metadata)
         mtype, mbytes = self.serde.dumps_typed(stored)
+        sealer = sealer_of(self.serde)
+        item_rows = list(items.items())
+        if sealer is not None:
+            cid = checkpoint["id"]
+            ctype, cbytes = sealer.seal(("c", thread_id, ns, cid), (ctype, cbytes))
+            mtype, mbytes = sealer.seal(("m", thread_id, ns, cid), (mtype, mbytes))
+            item_rows = [
+                (h, sealer.seal(("i", thread_id, ns, h.hex()), typed)) for h, typed in item_rows
+            ]
         return {
             "thread_id": thread_id,
             "ns": ns,
@@ -458,9 +247,9 @@ class PostgresCore(BaseCheckpointSaver[str]):
             "types": types,
             "blobs": blobs,
             "bases": bases,
-            "item_hashes": list(items),
-            "item_types": [t for t, _ in items.values()],
-            "item_values": [v for _, v in items.values()],
+            "item_hashes": [h for h, _ in item_rows],
+            "item_types": [typed[0] for _, typed in item_rows],
+            "item_values": [typed[1] for _, typed in item_rows],
             "_pending": pending,
             "_values": values,
         }
@@ -498,6 +287,17 @@ class PostgresCore(BaseCheckpointSaver[str]):
                 params["bases"][at] = None
                 entry = ListDeltaCodec.as_snapshot(entry, (vtype, vbytes))
             done.append(entry)
+        sealer = sealer_of(self.serde)
+        if sealer is not None:
+            # sealed last: the delta bases above were chosen on the plain values
+            tid, ns = params["thread_id"], params["ns"]
+            for at, (channel, version, blob) in enumerate(
+                zip(params["channels"], params["versions"], params["blobs"], strict=True)
+            ):
+                if blob is not None:
+                    params["types"][at], params["blobs"][at] = sealer.seal(
+                        ("b", tid, ns, channel, version), (params["types"][at], blob)
+                    )
         return params, done
 
     def retain_gen(
@@ -507,8 +307,6 @@ class PostgresCore(BaseCheckpointSaver[str]):
         ``tid`` (``None``: change nothing), run by the caller inside one REPEATABLE READ
         transaction: yields ``(sql, params)`` and receives the rows. Returns whether
         anything changed."""
-        from stategraph.checkpoint.postgres import _sql
-
         rows = yield (select_page(["thread_id = %s"]), [tid, _sql.THREAD_PAGE_LIMIT])
         extra: dict[tuple[str, str, str, str], Any] = self.row_blobs(rows)
         while True:
@@ -533,8 +331,15 @@ class PostgresCore(BaseCheckpointSaver[str]):
             return False
         deltas = yield (_sql.THREAD_DELTAS, {"thread_id": tid})
         rebase, drop, blob_refs = self.retain_params(tid, keep, tuples, deltas)
+        sealer = sealer_of(self.serde)
         for params in rebase:
             items: dict[bytes, tuple[str, bytes]] = params.pop("_items")
+            if sealer is not None:
+                key = (tid, params["ns"], params["channel"], params["version"])
+                params["type"], params["blob"] = sealer.seal(
+                    ("b", *key), (params["type"], params["blob"])
+                )
+                items = {h: sealer.seal(("i", tid, key[1], h.hex()), t) for h, t in items.items()}
             if items:
                 yield (
                     _sql.INSERT_ITEMS,
@@ -565,6 +370,59 @@ class PostgresCore(BaseCheckpointSaver[str]):
         )
         return True
 
+    def copy_plan(self, source_thread_id: str, target_thread_id: str) -> Plan[None]:
+        """``copy_thread``, run in one transaction: the target must be empty. An
+        encrypting saver's rows are bound to their thread: each copied row is unsealed
+        at the source and sealed again at the target."""
+        check_ids(
+            "copy_thread", source_thread_id=source_thread_id, target_thread_id=target_thread_id
+        )
+        src, dst = str(source_thread_id), str(target_thread_id)
+        name = type(self).__name__
+        if not (yield (_sql.HAS_THREAD, {"thread_id": src}))[0][0]:
+            raise ValueError(f"{name}.copy_thread: thread '{src}' has no checkpoints.")
+        if (yield (_sql.HAS_THREAD, {"thread_id": dst}))[0][0]:
+            raise ValueError(
+                f"{name}.copy_thread: thread '{dst}' already has checkpoints; delete it "
+                "first (delete_thread) or pick another id."
+            )
+        yield (_sql.COPY_THREAD, {"src": src, "dst": dst})
+        if self.ttl is not None:
+            yield (_sql.TOUCH, {"thread_id": dst, "at": time.time()})
+        sealer = sealer_of(self.serde)
+        if sealer is None:
+            return
+        rows = yield (_sql.RESEAL_READ, {"dst": dst})
+
+        def move(parts: tuple[Any, ...], typed: tuple[str, bytes]) -> tuple[str, bytes]:
+            return sealer.seal((parts[0], dst, *parts[2:]), sealer.unseal(parts, typed))
+
+        for kind, ns, a, b, t, blob, mt, mblob in rows or ():
+            at = {"dst": dst, "ns": ns}
+            if kind == "c":
+                t, blob = move(("c", src, ns, a), (t, bytes(blob)))
+                mt, mblob = move(("m", src, ns, a), (mt, bytes(mblob)))
+                yield (
+                    _sql.RESEAL_CHECKPOINT,
+                    {**at, "id": a, "type": t, "blob": blob, "mtype": mt, "mblob": mblob},
+                )
+            elif kind == "w":
+                task, idx, channel = b.split("\x1f", 2)
+                t, blob = move(("w", src, ns, a, task, channel), (t, bytes(blob)))
+                yield (
+                    _sql.RESEAL_WRITE,
+                    {**at, "id": a, "task": task, "idx": int(idx), "type": t, "blob": blob},
+                )
+            elif kind == "b":
+                t, blob = move(("b", src, ns, a, b), (t, bytes(blob)))
+                yield (
+                    _sql.RESEAL_BLOB,
+                    {**at, "channel": a, "version": b, "type": t, "blob": blob},
+                )
+            else:
+                t, blob = move(("i", src, ns, a), (t, bytes(blob)))
+                yield (_sql.RESEAL_ITEM, {**at, "hash": bytes.fromhex(a), "type": t, "blob": blob})
+
     def retain_params(
         self,
         tid: str,
@@ -579,12 +437,11 @@ class PostgresCore(BaseCheckpointSaver[str]):
         (:data:`~._sql.DROP_CHECKPOINTS`) and the values still referenced
         (:data:`~._sql.DROP_UNREFERENCED_BLOBS`). ``delta_rows`` are the thread's
         values stored as deltas (:data:`~._sql.THREAD_DELTAS`)."""
-        from stategraph.checkpoint._list_delta import delta_base
-
-        bases = {
-            (ns, channel, version): str(delta_base(blob))
-            for ns, channel, version, blob in delta_rows
-        }
+        bases: dict[tuple[str, str, str], str] = {}
+        for ns, channel, version, vtype, blob in delta_rows:
+            base = stored_base((vtype, blob))
+            if base is not None:
+                bases[(ns, channel, version)] = str(base)
         rebase: list[dict[str, Any]] = []
         kept: list[tuple[str, str, str, Any]] = []
         drop_ns: list[str] = []
@@ -659,6 +516,25 @@ class PostgresCore(BaseCheckpointSaver[str]):
         if not rows:
             return None
         ordered = sorted(rows.items(), key=lambda item: item[1][0])
+        sealer = sealer_of(self.serde)
+        item_rows = list(items.items())
+        if sealer is not None:
+            ordered = [
+                (
+                    idx,
+                    (
+                        o,
+                        ch,
+                        *sealer.seal(
+                            ("w", thread_id, ns, str(checkpoint_id), str(task_id), ch), (t, b)
+                        ),
+                    ),
+                )
+                for idx, (o, ch, t, b) in ordered
+            ]
+            item_rows = [
+                (h, sealer.seal(("i", thread_id, ns, h.hex()), typed)) for h, typed in item_rows
+            ]
         return {
             "thread_id": thread_id,
             "ns": ns,
@@ -670,9 +546,9 @@ class PostgresCore(BaseCheckpointSaver[str]):
             "channels": [row[1] for _, row in ordered],
             "types": [row[2] for _, row in ordered],
             "blobs": [row[3] for _, row in ordered],
-            "item_hashes": list(items),
-            "item_types": [t for t, _ in items.values()],
-            "item_values": [v for _, v in items.values()],
+            "item_hashes": [h for h, _ in item_rows],
+            "item_types": [typed[0] for _, typed in item_rows],
+            "item_values": [typed[1] for _, typed in item_rows],
         }
 
     def get_next_version(self, current: str | int | float | None, channel: None) -> str:

@@ -398,13 +398,46 @@ FROM sg_checkpoints WHERE thread_id = %(src)s
 """
 """Copy a thread under a new id: one statement (the caller checked the target is empty)."""
 
+RESEAL_READ = (
+    "SELECT 'c', checkpoint_ns, checkpoint_id, '', type, checkpoint, metadata_type, "
+    "metadata_blob FROM sg_checkpoints WHERE thread_id = %(dst)s UNION ALL "
+    "SELECT 'w', checkpoint_ns, checkpoint_id, task_id || chr(31) || idx::text || chr(31) || "
+    "channel, type, blob, NULL, NULL FROM sg_checkpoint_writes WHERE thread_id = %(dst)s "
+    "UNION ALL SELECT 'b', checkpoint_ns, channel, version, type, blob, NULL, NULL "
+    "FROM sg_checkpoint_blobs WHERE thread_id = %(dst)s AND blob IS NOT NULL UNION ALL "
+    "SELECT 'i', checkpoint_ns, encode(hash, 'hex'), '', type, value, NULL, NULL "
+    "FROM sg_checkpoint_items WHERE thread_id = %(dst)s"
+)
+"""Every row of a copied thread, for an encrypting saver to seal again at its new place."""
+
+RESEAL_CHECKPOINT = """
+UPDATE sg_checkpoints SET type = %(type)s, checkpoint = %(blob)s, metadata_type = %(mtype)s,
+    metadata_blob = %(mblob)s
+WHERE thread_id = %(dst)s AND checkpoint_ns = %(ns)s AND checkpoint_id = %(id)s
+"""
+RESEAL_WRITE = """
+UPDATE sg_checkpoint_writes SET type = %(type)s, blob = %(blob)s
+WHERE thread_id = %(dst)s AND checkpoint_ns = %(ns)s AND checkpoint_id = %(id)s
+    AND task_id = %(task)s AND idx = %(idx)s
+"""
+RESEAL_BLOB = """
+UPDATE sg_checkpoint_blobs SET type = %(type)s, blob = %(blob)s
+WHERE thread_id = %(dst)s AND checkpoint_ns = %(ns)s AND channel = %(channel)s
+    AND version = %(version)s
+"""
+RESEAL_ITEM = """
+UPDATE sg_checkpoint_items SET type = %(type)s, value = %(blob)s
+WHERE thread_id = %(dst)s AND checkpoint_ns = %(ns)s AND hash = %(hash)s
+"""
+
 HAS_THREAD = "SELECT EXISTS (SELECT 1 FROM sg_checkpoints WHERE thread_id = %(thread_id)s)"
 
 THREAD_DELTAS = """
-SELECT checkpoint_ns, channel, version, blob FROM sg_checkpoint_blobs
-WHERE thread_id = %(thread_id)s AND type = 'sg-list-delta'
+SELECT checkpoint_ns, channel, version, type, blob FROM sg_checkpoint_blobs
+WHERE thread_id = %(thread_id)s AND type IN ('sg-list-delta', 'sg-sealed')
 """
-"""The values of a thread stored as deltas (their headers name their bases)."""
+"""The values of a thread that may be deltas (their headers name their bases; sealed
+values say so in their clear header)."""
 
 FETCH_ITEMS = """
 SELECT i.thread_id, i.checkpoint_ns, i.hash, i.type, i.value FROM sg_checkpoint_items AS i
@@ -415,10 +448,10 @@ JOIN unnest(%(tids)s::text[], %(nss)s::text[], %(hashes)s::bytea[]) AS w(tid, ns
 
 THREAD_REFERRING = """
 SELECT checkpoint_ns, type, blob FROM sg_checkpoint_blobs
-WHERE thread_id = %(thread_id)s AND type IN ('sg-interned', 'sg-list-delta')
+WHERE thread_id = %(thread_id)s AND type IN ('sg-interned', 'sg-list-delta', 'sg-sealed')
 UNION ALL
 SELECT checkpoint_ns, type, blob FROM sg_checkpoint_writes
-WHERE thread_id = %(thread_id)s AND type = 'sg-interned'
+WHERE thread_id = %(thread_id)s AND type IN ('sg-interned', 'sg-sealed')
 """
 """The values and writes of a thread that may refer to interned items (the mark of a
 retention's garbage collection, run after its deletes in the same transaction)."""

@@ -19,7 +19,6 @@ loop they raise, because they would block it.
 from __future__ import annotations
 
 import asyncio
-import functools
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
 from contextlib import asynccontextmanager, nullcontext
@@ -35,7 +34,7 @@ from stategraph.checkpoint._retention import (
     check_prune_args,
     check_ttl,
 )
-from stategraph.checkpoint._util import checkpoint_config
+from stategraph.checkpoint._util import check_ids, checkpoint_config
 from stategraph.checkpoint.base import (
     ChannelVersions,
     Checkpoint,
@@ -58,8 +57,8 @@ from stategraph.checkpoint.lease_sql import (
 )
 from stategraph.checkpoint.postgres import _sql
 from stategraph.checkpoint.postgres._base import (
-    Extra,
     ListQuery,
+    Plan,
     PostgresCore,
     autocommit_error,
     check_format,
@@ -74,6 +73,21 @@ if TYPE_CHECKING:
 __all__ = ["AsyncPostgresSaver"]
 
 T = TypeVar("T")
+
+
+async def _drive(cur: psycopg.AsyncCursor[Any], plan: Plan[T]) -> T:
+    """Execute the statements of ``plan`` on ``cur``, feeding it their rows."""
+    rows: Any = None
+    while True:
+        try:
+            sql, params = plan.send(rows)
+        except StopIteration as stop:
+            result: T = stop.value
+            return result
+        await cur.execute(sql, params)
+        rows = await cur.fetchall() if cur.description is not None else None
+
+
 AsyncConn = Union["psycopg.AsyncConnection[Any]", "AsyncConnectionPool[Any]"]
 """A psycopg async connection (autocommit) or a ``psycopg_pool.AsyncConnectionPool``."""
 
@@ -287,43 +301,19 @@ class AsyncPostgresSaver(AsyncSqlLeases, PostgresCore):
     async def aget_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
         """Return the checkpoint named by ``config`` or the latest of its
         ``(thread_id, checkpoint_ns)``, with its pending writes; ``None`` if absent."""
-        sql, params = self.get_tuple_statement(config)
-        rows = await self._fetch(sql, params)
-        if not rows:
-            return None
-        if self.ttl is not None and self.ttl.get("refresh_on_read", True):
-            await self._execute(_sql.TOUCH, {"thread_id": rows[0][0], "at": time.time()})
-        try:
-            return self.row_to_tuple(rows[0], None, await self._bases(rows, use_cache=True))
-        except ValueError:
-            # a cached version went out of memory meanwhile: read its whole chain
-            return self.row_to_tuple(rows[0], None, await self._bases(rows))
+        return await self._run_plan(self.get_tuple_plan(config))
 
-    async def _bases(
-        self, rows: list[tuple[Any, ...]], use_cache: bool = False
-    ) -> dict[tuple[str, str, str, str], Any]:
-        """The stored values the deltas in ``rows`` are based on (read as needed)."""
-        extra = self.row_blobs(rows) if len(rows) > 1 else {}
-        while True:
-            missing = self.missing_bases(rows, extra, use_cache)
-            if not missing:
-                return await self._items(rows, extra)
-            for want in missing:
-                got = await self._fetch(_sql.FETCH_CHAIN, want)
-                for version, vtype, blob in got:
-                    extra[(want["thread_id"], want["ns"], want["channel"], version)] = (vtype, blob)
-                if not got:
-                    # decoding reports the missing base
-                    return await self._items(rows, extra)
-
-    async def _items(
-        self, rows: list[tuple[Any, ...]], extra: dict[tuple[str, str, str, str], Any]
-    ) -> Extra:
-        """``extra`` with the interned items ``rows`` and ``extra`` refer to, read in
-        one statement."""
-        wanted = self.item_params(rows, extra)
-        fetched = await self._fetch(_sql.FETCH_ITEMS, wanted) if wanted is not None else None
-        return self.with_items(extra, fetched)
+    async def _run_plan(self, plan: Plan[T], *, transaction: bool = False) -> T:
+        """Run a plan of the core (see :data:`~._base.Plan`) on one connection; with
+        ``transaction``, in one transaction."""
+        if not self.is_setup:
+            await self.setup()
+        async with self._connection() as conn:
+            async with (
+                conn.transaction() if transaction else nullcontext(),
+                conn.cursor(row_factory=tuple_row) as cur,
+            ):
+                return await _drive(cur, plan)
 
     async def alist(
         self,
@@ -336,9 +326,7 @@ class AsyncPostgresSaver(AsyncSqlLeases, PostgresCore):
         """Yield matching checkpoints newest first, read in pages of 100."""
         query = ListQuery(config, filter, before, limit)
         while not query.done:
-            sql, params, page = query.next_statement()
-            rows = await self._fetch(sql, params)
-            for item in query.take(self, rows, page, await self._bases(rows)):
+            for item in await self._run_plan(self.list_page_plan(query)):
                 yield item
 
     async def aput(
@@ -402,6 +390,7 @@ class AsyncPostgresSaver(AsyncSqlLeases, PostgresCore):
 
     async def adelete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, write and value of ``thread_id`` atomically."""
+        check_ids("adelete_thread", thread_id=thread_id)
         await self._execute(_sql.DELETE_THREAD, {"thread_id": str(thread_id)})
         await self._execute(_sql.DELETE_TTL, {"thread_id": str(thread_id)})
         if self.delta is not None:
@@ -445,10 +434,7 @@ class AsyncPostgresSaver(AsyncSqlLeases, PostgresCore):
         """Sync :meth:`alist`; raises inside a running event loop."""
         query = ListQuery(config, filter, before, limit)
         while not query.done:
-            sql, params, page = query.next_statement()
-            rows = self._sync("list", functools.partial(self._fetch, sql, params))
-            extra = self._sync("list", functools.partial(self._bases, rows))
-            yield from query.take(self, rows, page, extra)
+            yield from self._sync("list", lambda: self._run_plan(self.list_page_plan(query)))
 
     def put(
         self,
@@ -472,6 +458,7 @@ class AsyncPostgresSaver(AsyncSqlLeases, PostgresCore):
 
     def delete_thread(self, thread_id: str) -> None:
         """Sync :meth:`adelete_thread`; raises inside a running event loop."""
+        check_ids("delete_thread", thread_id=thread_id)
         self._sync("delete_thread", lambda: self.adelete_thread(thread_id))
 
     # -- retention ---------------------------------------------------------------
@@ -492,6 +479,7 @@ class AsyncPostgresSaver(AsyncSqlLeases, PostgresCore):
         readable. ``strategy="delete"`` deletes the threads. Other threads are never
         touched. PostgreSQL's autovacuum reclaims the space.
         """
+        check_ids("aprune", thread_ids=thread_ids)
         ids, n = check_prune_args(thread_ids, strategy, keep_last, type(self).__name__)
         for tid in ids:
             if strategy == "delete":
@@ -503,6 +491,7 @@ class AsyncPostgresSaver(AsyncSqlLeases, PostgresCore):
         """Delete the checkpoints (and their writes) whose metadata ``run_id`` is in
         ``run_ids``, in every thread (one transaction per thread); one a remaining
         checkpoint needs to rebuild its ``DeltaChannel`` values stays."""
+        check_ids("adelete_for_runs", run_ids=run_ids)
         wanted = [str(r) for r in run_ids]
         if not wanted:
             return
@@ -512,20 +501,9 @@ class AsyncPostgresSaver(AsyncSqlLeases, PostgresCore):
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy every checkpoint, write and value of one thread to a new thread id
-        (checkpoint ids, parents and metadata unchanged), in one statement. The target
+        (checkpoint ids, parents and metadata unchanged), in one transaction. The target
         must be empty."""
-        src, dst = str(source_thread_id), str(target_thread_id)
-        name = type(self).__name__
-        if not (await self._fetch(_sql.HAS_THREAD, {"thread_id": src}))[0][0]:
-            raise ValueError(f"{name}.copy_thread: thread '{src}' has no checkpoints.")
-        if (await self._fetch(_sql.HAS_THREAD, {"thread_id": dst}))[0][0]:
-            raise ValueError(
-                f"{name}.copy_thread: thread '{dst}' already has checkpoints; delete it "
-                "first (delete_thread) or pick another id."
-            )
-        await self._execute(_sql.COPY_THREAD, {"src": src, "dst": dst})
-        if self.ttl is not None:
-            await self._execute(_sql.TOUCH, {"thread_id": dst, "at": time.time()})
+        await self._run_plan(self.copy_plan(source_thread_id, target_thread_id), transaction=True)
 
     async def asweep(self) -> int:
         """Delete the threads whose time to live ran out; return how many.
@@ -558,15 +536,7 @@ class AsyncPostgresSaver(AsyncSqlLeases, PostgresCore):
             try:
                 async with conn.transaction(), conn.cursor(row_factory=tuple_row) as cur:
                     await cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-                    gen = self.retain_gen(tid, choose)
-                    rows: Any = None
-                    try:
-                        while True:
-                            sql, params = gen.send(rows)
-                            await cur.execute(sql, params)
-                            rows = await cur.fetchall() if cur.description is not None else None
-                    except StopIteration:
-                        pass
+                    await _drive(cur, self.retain_gen(tid, choose))
             finally:
                 if not conn.closed:  # a lost session released the lock with it
                     await conn.execute(_sql.UNLOCK_BASES, {"thread_id": tid})
@@ -581,15 +551,20 @@ class AsyncPostgresSaver(AsyncSqlLeases, PostgresCore):
         keep_last: int | None = None,
     ) -> None:
         """Sync :meth:`aprune` (from a thread other than the event loop's)."""
+        check_ids("prune", thread_ids=thread_ids)
         check_prune_args(thread_ids, strategy, keep_last, type(self).__name__)
         self._sync("prune", lambda: self.aprune(thread_ids, strategy=strategy, keep_last=keep_last))
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Sync :meth:`adelete_for_runs`."""
+        check_ids("delete_for_runs", run_ids=run_ids)
         self._sync("delete_for_runs", lambda: self.adelete_for_runs(run_ids))
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Sync :meth:`acopy_thread`."""
+        check_ids(
+            "copy_thread", source_thread_id=source_thread_id, target_thread_id=target_thread_id
+        )
         self._sync("copy_thread", lambda: self.acopy_thread(source_thread_id, target_thread_id))
 
     def sweep(self) -> int:

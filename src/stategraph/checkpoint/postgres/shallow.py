@@ -26,7 +26,9 @@ from typing import Any
 import psycopg
 from psycopg.rows import tuple_row
 
+from stategraph.checkpoint._seal import sealer_of
 from stategraph.checkpoint._util import (
+    check_ids,
     checkpoint_config,
     list_args,
     metadata_matches,
@@ -146,12 +148,13 @@ WHERE sg_shallow_writes.idx < 0
 _SELECT = """
 SELECT p.thread_id, p.checkpoint_ns, p.checkpoint_id, p.type, p.checkpoint,
     p.metadata_type, p.metadata_blob,
-    b.channels, b.types, b.blobs, w.task_ids, w.channels, w.types, w.blobs
+    b.channels, b.types, b.blobs, w.task_ids, w.channels, w.types, w.blobs, b.versions
 FROM sg_shallow_checkpoints AS p
 CROSS JOIN LATERAL (
     SELECT array_agg(bl.channel ORDER BY bl.channel) AS channels,
            array_agg(bl.type ORDER BY bl.channel) AS types,
-           array_agg(bl.blob ORDER BY bl.channel) AS blobs
+           array_agg(bl.blob ORDER BY bl.channel) AS blobs,
+           array_agg(bl.version ORDER BY bl.channel) AS versions
     FROM sg_shallow_blobs AS bl
     WHERE bl.thread_id = p.thread_id AND bl.checkpoint_ns = p.checkpoint_ns
       AND bl.version = p.channel_versions ->> bl.channel AND bl.type <> 'empty'
@@ -205,6 +208,18 @@ class _ShallowCore(PostgresCore):
         ctype, cbytes = self.serde.dumps_typed(body)
         stored = get_checkpoint_metadata(config, metadata)
         mtype, mbytes = self.serde.dumps_typed(stored)
+        sealer = sealer_of(self.serde)
+        if sealer is not None:
+            cid = checkpoint["id"]
+            ctype, cbytes = sealer.seal(("c", thread_id, ns, cid), (ctype, cbytes))
+            mtype, mbytes = sealer.seal(("m", thread_id, ns, cid), (mtype, mbytes))
+            for at, (channel, version, blob) in enumerate(
+                zip(channels, versions, blobs, strict=True)
+            ):
+                if blob is not None:
+                    types[at], blobs[at] = sealer.seal(
+                        ("b", thread_id, ns, channel, version), (types[at], blob)
+                    )
         return {
             "thread_id": thread_id,
             "ns": ns,
@@ -229,6 +244,14 @@ class _ShallowCore(PostgresCore):
         thread_id, ns, checkpoint_id, ctype, cbytes, mtype, mbytes = row[:7]
         bchannels, btypes, bblobs, wtasks, wchannels, wtypes, wblobs = row[7:14]
         loads = self.serde.loads_typed
+        sealer = sealer_of(self.serde)
+        if sealer is not None:
+            ctype, cbytes = sealer.unseal(("c", thread_id, ns, checkpoint_id), (ctype, cbytes))
+            mtype, mbytes = sealer.unseal(("m", thread_id, ns, checkpoint_id), (mtype, mbytes))
+            # the shallow row has no parent column: shift to the full saver's layout
+            full = (thread_id, ns, checkpoint_id, None, *row[3:])
+            btypes, bblobs = self._unseal_values(sealer, full, btypes, bblobs, row[14])
+            wtypes, wblobs = self._unseal_writes(sealer, full, wtasks, wchannels, wtypes, wblobs)
         checkpoint: Checkpoint = loads((ctype, cbytes))
         checkpoint["channel_values"] = {
             channel: loads((vtype, blob))
@@ -422,6 +445,7 @@ class ShallowPostgresSaver(_ShallowCore):
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete the thread's checkpoints, values and writes (every namespace)."""
+        check_ids("delete_thread", thread_id=thread_id)
         self._run(_DELETE_THREAD, {"thread_id": str(thread_id)})
 
 
@@ -545,6 +569,7 @@ class AsyncShallowPostgresSaver(_ShallowCore):
 
     async def adelete_thread(self, thread_id: str) -> None:
         """Delete the thread's checkpoints, values and writes (every namespace)."""
+        check_ids("adelete_thread", thread_id=thread_id)
         await self._run(_DELETE_THREAD, {"thread_id": str(thread_id)})
 
     # -- sync API: from other threads while the event loop runs -------------------
@@ -613,4 +638,5 @@ class AsyncShallowPostgresSaver(_ShallowCore):
 
     def delete_thread(self, thread_id: str) -> None:
         """Sync :meth:`adelete_thread` (from another thread)."""
+        check_ids("delete_thread", thread_id=thread_id)
         self._sync("delete_thread", self.adelete_thread(thread_id))

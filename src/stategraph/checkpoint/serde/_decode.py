@@ -15,7 +15,6 @@ import dataclasses
 import datetime
 import decimal
 import enum
-import re
 import uuid
 import warnings
 from collections.abc import Callable
@@ -69,6 +68,7 @@ class Decoder:
         "error",
         "levels",
         "native",
+        "patterns",
         "record",
         "registry",
         "strict",
@@ -82,6 +82,7 @@ class Decoder:
         self.record = record
         self.error: BaseException | None = None
         self.native = 0
+        self.patterns: limits.PatternBudget | None = None  # this payload's regex budget
         self.top: bytes | bytearray | memoryview | None = None
         self.top_cost = 0
         self.chain: list[list[Any]] = []  # [payload, cost, measured] of open extensions
@@ -90,6 +91,7 @@ class Decoder:
     def load(self, data: bytes | bytearray | memoryview) -> Any:
         """Unpack a whole payload (the top-level call, which counts toward the depth)."""
         self.native = self.top_cost = min(len(data), 1024)
+        self.patterns = None
         self.top = data  # measured exactly (top_cost < 0 then) only if the budget is hit
         return self.unpack(data)
 
@@ -346,8 +348,9 @@ def _dec_path(dec: Decoder, data: bytes) -> Any:
 
 def _dec_pattern(dec: Decoder, data: bytes) -> Any:
     pattern, flags = dec.unpack(data)
-    limits.check_pattern(pattern, flags)
-    return re.compile(pattern, flags)
+    if dec.patterns is None:
+        dec.patterns = limits.PatternBudget()
+    return dec.patterns.compile(pattern, flags)
 
 
 def _dec_deque(dec: Decoder, data: bytes) -> Any:

@@ -10,6 +10,11 @@
   to collide, which makes building the container quadratic).
 * Regexes: only the flags that change matching are accepted (never ``re.DEBUG``, which
   prints at load time) and the pattern text is at most :data:`MAX_PATTERN` characters.
+  Compiling is what costs (``IGNORECASE`` over a wide character class folds the case
+  of every code point in it: 809 bytes could take seconds), so each payload has a
+  compile budget (:class:`PatternBudget`, :data:`PATTERN_BUDGET_US`): the cost of a
+  pattern is estimated from its parse tree before it is compiled, and a payload whose
+  patterns would exceed the budget is refused with a :class:`DeserializationError`.
 * JSON payloads: nesting deeper than :data:`MAX_JSON_DEPTH` is refused before parsing.
 """
 
@@ -33,6 +38,8 @@ __all__ = [
     "native_depth",
     "check_collisions",
     "check_pattern",
+    "PATTERN_BUDGET_US",
+    "PatternBudget",
     "check_json_depth",
 ]
 
@@ -52,6 +59,9 @@ PATTERN_FLAGS = int(re.IGNORECASE | re.MULTILINE | re.DOTALL | re.VERBOSE | re.A
 """Flags a stored regular expression may carry (``re.LOCALE`` too, for bytes patterns)."""
 MAX_JSON_DEPTH = 512
 """Nesting of a ``"json"`` payload."""
+PATTERN_BUDGET_US = 50_000
+"""Estimated microseconds of regex compiling allowed per loaded payload (all its
+patterns together): measured costs stay well under 100 ms."""
 
 # msgpack header byte -> (kind, length of the size field); kinds: "a" array, "m" map,
 # "s" skip N bytes, "x" extension with N-byte size, "f" fixed-size extension
@@ -156,6 +166,89 @@ def check_pattern(pattern: Any, flags: Any) -> None:
             f"Refusing to load a regular expression of {len(pattern)} characters: at most "
             f"{MAX_PATTERN} are accepted."
         )
+
+
+# estimated cost model (microseconds, CPython 3.10-3.13, measured): parsing and
+# compiling cost about _PER_CHAR per character; a character class costs per range
+# item a fixed part plus a part per code point (case folding makes both larger)
+_PER_CHAR = 3.0
+_RANGE_FOLD = (300.0, 0.25)
+_RANGE_PLAIN = (20.0, 0.08)
+_WIDTH_CAP = 0x10000
+
+
+def _parser() -> Any:
+    try:
+        from re import _parser as parser  # type: ignore[attr-defined]
+    except ImportError:  # Python 3.10
+        import sre_parse as parser
+    return parser
+
+
+def _tree_cost(tree: Any, fold: bool, constants: Any) -> float:
+    """Estimated compile cost of the character classes of a parsed pattern."""
+    cost = 0.0
+    stack = [(tree, fold)]
+    subpattern = constants.SUBPATTERN
+    while stack:
+        items, folded = stack.pop()
+        for op, av in items:
+            if op is constants.IN:
+                for item_op, item_av in av:
+                    if item_op is constants.RANGE:
+                        width = min(item_av[1] - item_av[0] + 1, _WIDTH_CAP)
+                        base, per = _RANGE_FOLD if folded else _RANGE_PLAIN
+                        cost += base + per * width
+            elif op is subpattern:
+                add = av[1] or 0
+                stack.append((av[3], folded or bool(add & re.IGNORECASE)))
+            elif op is constants.BRANCH:
+                stack.extend((p, folded) for p in av[1])
+            elif op is constants.GROUPREF_EXISTS:
+                stack.extend((p, folded) for p in av[1:] if p is not None)
+            elif isinstance(av, tuple) and av and hasattr(av[-1], "data"):
+                stack.append((av[-1], folded))  # repeats, assertions
+            elif hasattr(av, "data"):
+                stack.append((av, folded))  # atomic groups
+    return cost
+
+
+class PatternBudget:
+    """The regex compile budget of one payload: :meth:`compile` checks a stored
+    pattern (:func:`check_pattern`), estimates what compiling it costs and refuses it
+    once the payload's patterns together would exceed :data:`PATTERN_BUDGET_US`."""
+
+    __slots__ = ("left",)
+
+    def __init__(self, budget_us: float = PATTERN_BUDGET_US) -> None:
+        self.left = float(budget_us)
+
+    def _charge(self, cost: float, pattern: str | bytes) -> None:
+        self.left -= cost
+        if self.left < 0:
+            raise DeserializationError(
+                f"Refusing to load a regular expression of {len(pattern)} characters: "
+                f"compiling the payload's patterns would take more than "
+                f"{PATTERN_BUDGET_US // 1000} ms (IGNORECASE over wide character classes, "
+                f"or too many or too long patterns: a hostile or corrupt payload)."
+            )
+
+    def compile(self, pattern: Any, flags: Any = 0) -> re.Pattern[Any]:
+        """``re.compile(pattern, flags)`` after the checks and within the budget."""
+        check_pattern(pattern, flags)
+        self._charge(_PER_CHAR * len(pattern), pattern)
+        if isinstance(pattern, str) and not flags & re.ASCII:
+            parser = _parser()
+            try:
+                tree = parser.parse(pattern, flags)
+            except (re.error, RecursionError, OverflowError, ValueError) as exc:
+                raise DeserializationError(f"Malformed regular expression payload: {exc}") from None
+            fold = bool(tree.state.flags & re.IGNORECASE)
+            self._charge(_tree_cost(tree, fold, parser), pattern)
+        try:
+            return re.compile(pattern, flags)
+        except (re.error, RecursionError, OverflowError, ValueError) as exc:
+            raise DeserializationError(f"Malformed regular expression payload: {exc}") from None
 
 
 _JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)

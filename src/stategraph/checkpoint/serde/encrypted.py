@@ -8,6 +8,13 @@ changing either, using the wrong key, or truncating the data raises
 :class:`~stategraph.checkpoint.serde.base.DeserializationError`; a payload never
 decrypts into garbage.
 
+The bundled savers also bind each stored row to its place (thread, namespace,
+checkpoint, channel, version: see :mod:`stategraph.checkpoint._seal`) with
+:meth:`EncryptedSerializer.encrypt_bound`, so a row copied elsewhere does not load.
+Plaintext, and rows written before that binding, are refused unless the serializer
+is created with ``migration=True`` (read them, and write everything new encrypted
+and bound: open a database with it once per migration, then drop it).
+
 AES-GCM comes from the ``cryptography`` package (``pip install 'stategraph[crypto]'``),
 imported only when a cipher is created.
 """
@@ -115,27 +122,37 @@ class EncryptedSerializer:
     ``EncryptedSerializer(cipher, serde)`` as in LangGraph; or
     :meth:`from_aes` / :meth:`from_pycryptodome_aes` with a key (default
     ``$STATEGRAPH_AES_KEY``). Payloads written without encryption (a tag without
-    ``"+"``) still load, so an existing database can switch to encryption; pass
-    ``allow_plaintext=False`` to refuse them.
+    ``"+"``) and rows a saver stored before binding rows to their place are refused;
+    pass ``migration=True`` to read them while moving a database to encryption
+    (``allow_plaintext=True`` is the older name of the same mode).
     """
 
-    __slots__ = ("allow_plaintext", "cipher", "serde")
+    __slots__ = ("cipher", "migration", "serde")
 
     def __init__(
         self,
         cipher: CipherProtocol,
         serde: SerializerProtocol | None = None,
         *,
-        allow_plaintext: bool = True,
+        migration: bool = False,
+        allow_plaintext: bool | None = None,
     ) -> None:
-        """Encrypt with ``cipher`` what ``serde`` (default ``JsonPlusSerializer()``) writes."""
+        """Encrypt with ``cipher`` what ``serde`` (default ``JsonPlusSerializer()``) writes.
+
+        ``migration=True`` also reads plaintext and rows written before binding
+        (everything written is still encrypted and bound)."""
         if serde is None:
             from stategraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
             serde = JsonPlusSerializer()
         self.cipher = cipher
         self.serde = maybe_add_typed_methods(serde)
-        self.allow_plaintext = allow_plaintext
+        self.migration = bool(migration or allow_plaintext)
+
+    @property
+    def allow_plaintext(self) -> bool:
+        """Whether plaintext payloads load: only in migration mode."""
+        return self.migration
 
     @classmethod
     def from_aes(
@@ -143,10 +160,11 @@ class EncryptedSerializer:
         serde: SerializerProtocol | None = None,
         *,
         key: bytes | str | None = None,
-        allow_plaintext: bool = True,
+        migration: bool = False,
+        allow_plaintext: bool | None = None,
     ) -> EncryptedSerializer:
         """AES-GCM with ``key`` (16, 24 or 32 bytes; default ``$STATEGRAPH_AES_KEY``)."""
-        return cls(AesGcmCipher(key), serde, allow_plaintext=allow_plaintext)
+        return cls(AesGcmCipher(key), serde, migration=migration, allow_plaintext=allow_plaintext)
 
     @classmethod
     def from_pycryptodome_aes(
@@ -160,7 +178,7 @@ class EncryptedSerializer:
 
     def __getattr__(self, name: str) -> Any:
         """Delegate the rest (``allow``, ``strict``...) to the wrapped serializer."""
-        if name in ("serde", "cipher", "allow_plaintext"):
+        if name in ("serde", "cipher", "migration"):
             raise AttributeError(name)
         return getattr(self.serde, name)
 
@@ -179,9 +197,11 @@ class EncryptedSerializer:
                 f"Expected a (type_tag, payload) pair to load, got {type(data).__name__}."
             ) from None
         if not isinstance(type_, str) or "+" not in type_:
-            if not self.allow_plaintext:
+            if not self.migration:
                 raise DeserializationError(
-                    f"Refusing an unencrypted {type_!r} payload (allow_plaintext=False)."
+                    f"Refusing an unencrypted {type_!r} payload: this serializer encrypts, "
+                    "and a plaintext value in its place may have been substituted. To read "
+                    "a database written without encryption, use migration=True."
                 )
             return self.serde.loads_typed(data)
         if not isinstance(payload, (bytes, bytearray, memoryview)):
@@ -191,6 +211,32 @@ class EncryptedSerializer:
         inner, _, name = type_.rpartition("+")
         plaintext = self._decrypt(name, bytes(payload), inner)
         return self.serde.loads_typed((inner, plaintext))
+
+    def encrypt_bound(self, plaintext: bytes, place: bytes) -> tuple[str, bytes]:
+        """Encrypt ``plaintext`` authenticated together with ``place`` (where it is
+        stored); :meth:`decrypt_bound` with another ``place`` fails. A cipher without
+        associated data gets ``place`` inside the plaintext, checked on decryption."""
+        if isinstance(self.cipher, AesGcmCipher):
+            return self.cipher.encrypt(plaintext, place)
+        import ormsgpack
+
+        return self.cipher.encrypt(ormsgpack.packb([place, plaintext]))
+
+    def decrypt_bound(self, name: str, data: bytes, place: bytes) -> bytes:
+        """Decrypt what :meth:`encrypt_bound` wrote for ``place``; raise
+        :class:`DeserializationError` if it was written for another place or changed."""
+        if isinstance(self.cipher, AesGcmCipher):
+            return self.cipher.decrypt(name, data, place)
+        import ormsgpack
+
+        packed = self._decrypt(name, data, "sealed")
+        try:
+            stored_place, plaintext = ormsgpack.unpackb(packed)
+        except (ValueError, TypeError) as exc:
+            raise DeserializationError(f"A sealed payload is malformed ({exc}).") from None
+        if stored_place != place or type(plaintext) is not bytes:
+            raise DeserializationError("the payload was written for another place.")
+        return plaintext
 
     def _encrypt(self, payload: bytes, type_: str) -> tuple[str, bytes]:
         if isinstance(self.cipher, AesGcmCipher):

@@ -25,23 +25,19 @@ from typing import Any
 
 from stategraph.checkpoint._compact import pack_checkpoint, unpack_checkpoint
 from stategraph.checkpoint._ids import next_string_version
-from stategraph.checkpoint._intern import Interner, Resolver, referenced
+from stategraph.checkpoint._intern import Interner, Resolver
 from stategraph.checkpoint._list_delta import (
     DELTA_TYPE,
     ListDeltaCodec,
     Pending,
-    delta_base,
     delta_header,
 )
 from stategraph.checkpoint._retention import (
-    PruneStrategy,
     Sweeper,
     TTLConfig,
-    check_prune_args,
     check_ttl,
-    close_over_deltas,
-    keep_latest,
 )
+from stategraph.checkpoint._seal import Sealer, sealer_of
 from stategraph.checkpoint._util import (
     checkpoint_config,
     list_args,
@@ -66,69 +62,27 @@ from stategraph.checkpoint.lease_savers import SqlLeases
 from stategraph.checkpoint.lease_sql import SQLITE, Op, fence, run_sqlite
 from stategraph.checkpoint.sqlite._filters import filter_clauses, metadata_json
 from stategraph.checkpoint.sqlite._schema import check_format, configure, has_json, migrate
+from stategraph.checkpoint.sqlite._statements import (
+    _COLUMNS,
+    _EMPTY,
+    _INSERT_BLOB,
+    _INSERT_CHECKPOINT,
+    _INSERT_ITEM,
+    _INSERT_WRITE,
+    _ITEM_CHUNK,
+    _PAGE,
+    _SELECT_BLOB,
+    _SELECT_CHAIN,
+    _TOUCH,
+    _UPSERT_WRITE,
+)
+from stategraph.checkpoint.sqlite._upkeep import SqliteUpkeep
 from stategraph.constants import CONF
 
 __all__ = ["SqliteSaver"]
 
-_PAGE = 100
-_COLUMNS = (
-    "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, "
-    "type, checkpoint, metadata_type, metadata"
-)
-_INSERT_BLOB = (
-    "INSERT OR IGNORE INTO blobs (thread_id, checkpoint_ns, channel, version, type, blob, "
-    "base) VALUES (?, ?, ?, ?, ?, ?, ?)"
-)
-_INSERT_CHECKPOINT = (
-    "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, "
-    "parent_checkpoint_id, type, checkpoint, metadata_type, metadata, metadata_json) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
-_WRITE_COLUMNS = (
-    "thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, task_path, seq"
-)
-_INSERT_WRITE = (
-    f"INSERT OR IGNORE INTO writes ({_WRITE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
-_UPSERT_WRITE = (
-    f"INSERT INTO writes ({_WRITE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-    "ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET "
-    "channel = excluded.channel, type = excluded.type, value = excluded.value, "
-    "task_path = excluded.task_path"
-)
-_EMPTY = "empty"
-_INSERT_ITEM = (
-    "INSERT OR IGNORE INTO items (thread_id, checkpoint_ns, hash, type, value) "
-    "VALUES (?, ?, ?, ?, ?)"
-)
-_ITEM_CHUNK = 500
-_TOUCH = (
-    "INSERT INTO thread_ttl (thread_id, touched_at) VALUES (?, ?) "
-    "ON CONFLICT (thread_id) DO UPDATE SET touched_at = excluded.touched_at"
-)
-_SELECT_BLOB = (
-    "SELECT type, blob FROM blobs WHERE thread_id = ? AND checkpoint_ns = ? "
-    "AND channel = ? AND version = ?"
-)
-_SELECT_CHAIN = """
-WITH RECURSIVE chain(version, type, blob, base) AS (
-    SELECT version, type, blob, base FROM blobs
-    WHERE thread_id = :thread AND checkpoint_ns = :ns AND channel = :channel AND version = :version
-    UNION
-    SELECT b.version, b.type, b.blob, b.base FROM blobs AS b JOIN chain AS c
-    ON b.thread_id = :thread AND b.checkpoint_ns = :ns AND b.channel = :channel AND b.version = c.base
-)
-SELECT version, type, blob FROM chain
-UNION
-SELECT version, type, blob FROM blobs
-WHERE thread_id = :thread AND checkpoint_ns = :ns AND channel = :channel AND version >= :low AND version <= :high
-"""
-"""A stored value and the values it is based on, following the ``base`` column;
-``:low``/``:high`` (NULL: none) add a version range: a chain of delta format 1 (written
-before that column) is the range between its snapshot and the delta."""
 
-
-class SqliteSaver(SqlLeases, BaseCheckpointSaver[str]):
+class SqliteSaver(SqliteUpkeep, SqlLeases, BaseCheckpointSaver[str]):
     """Checkpoint saver backed by SQLite (a file, or ``":memory:"``).
 
     ``SqliteSaver(conn)`` uses a connection you opened; to use it from several threads
@@ -246,27 +200,48 @@ class SqliteSaver(SqlLeases, BaseCheckpointSaver[str]):
         """Build a tuple from a ``checkpoints`` row, reading its values and writes."""
         thread_id, ns, checkpoint_id, parent_id, ctype, cbytes, mtype, mbytes = row
         loads = self.serde.loads_typed
+        sealer = sealer_of(self.serde)
+        if sealer is not None:
+            ctype, cbytes = sealer.unseal(("c", thread_id, ns, checkpoint_id), (ctype, cbytes))
+            mtype, mbytes = sealer.unseal(("m", thread_id, ns, checkpoint_id), (mtype, mbytes))
         checkpoint: Checkpoint = unpack_checkpoint(loads((ctype, cbytes)), checkpoint_id)  # type: ignore[assignment]
         values: dict[str, Any] = {}
         codec = self.delta
         if codec is not None:
             codec.serde = self.serde
-        resolver = self._resolver(conn, thread_id, ns)
+        resolver = self._resolver(conn, thread_id, ns, sealer)
         found: list[tuple[str, Any, tuple[str, bytes], dict[str, tuple[str, bytes]]]] = []
         for channel, version in checkpoint["channel_versions"].items():
             blob = conn.execute(_SELECT_BLOB, (thread_id, ns, channel, str(version))).fetchone()
             if blob is None or blob[1] is None:
                 continue
+            if sealer is not None:
+                blob = sealer.unseal(("b", thread_id, ns, channel, version), (blob[0], blob[1]))
             chain = self._prefetch_chain(conn, thread_id, ns, channel, str(version), blob)
+            if sealer is not None:
+                chain = {
+                    v: sealer.unseal(("b", thread_id, ns, channel, v), t) for v, t in chain.items()
+                }
             resolver.add((blob[0], blob[1]))
             for typed in chain.values():
                 resolver.add(typed)
             found.append((channel, version, (blob[0], blob[1]), chain))
-        write_rows = conn.execute(
-            "SELECT task_id, channel, type, value FROM writes WHERE thread_id = ? "
-            "AND checkpoint_ns = ? AND checkpoint_id = ? ORDER BY seq",
-            (thread_id, ns, checkpoint_id),
-        ).fetchall()
+        write_rows = [
+            (task_id, channel, wtype, wvalue)
+            if sealer is None
+            else (
+                task_id,
+                channel,
+                *sealer.unseal(
+                    ("w", thread_id, ns, checkpoint_id, task_id, channel), (wtype, wvalue)
+                ),
+            )
+            for task_id, channel, wtype, wvalue in conn.execute(
+                "SELECT task_id, channel, type, value FROM writes WHERE thread_id = ? "
+                "AND checkpoint_ns = ? AND checkpoint_id = ? ORDER BY seq",
+                (thread_id, ns, checkpoint_id),
+            ).fetchall()
+        ]
         for _, _, wtype, wvalue in write_rows:
             resolver.add((wtype, wvalue))
         for channel, version, blob, chain in found:
@@ -281,7 +256,11 @@ class SqliteSaver(SqlLeases, BaseCheckpointSaver[str]):
                 if known is not None:
                     return known
                 row = conn.execute(_SELECT_BLOB, (thread_id, ns, _c, str(v))).fetchone()
-                return None if row is None or row[1] is None else (row[0], row[1])
+                if row is None or row[1] is None:
+                    return None
+                if sealer is not None:
+                    return sealer.unseal(("b", thread_id, ns, _c, v), (row[0], row[1]))
+                return row[0], row[1]
 
             values[channel] = codec.decode(
                 (thread_id, ns, channel), str(version), blob, fetch, resolver.loader(channel)
@@ -301,7 +280,9 @@ class SqliteSaver(SqlLeases, BaseCheckpointSaver[str]):
             pending_writes=pending,
         )
 
-    def _resolver(self, conn: sqlite3.Connection, thread_id: str, ns: str) -> Resolver:
+    def _resolver(
+        self, conn: sqlite3.Connection, thread_id: str, ns: str, sealer: Sealer | None = None
+    ) -> Resolver:
         """A resolver reading the interned items of ``(thread_id, ns)`` through
         ``conn`` (in the caller's transaction)."""
 
@@ -315,7 +296,12 @@ class SqliteSaver(SqlLeases, BaseCheckpointSaver[str]):
                     f"checkpoint_ns = ? AND hash IN ({marks})",
                     (thread_id, ns, *chunk),
                 ):
-                    found[bytes(h)] = (t, v)
+                    key = bytes(h)
+                    found[key] = (
+                        (t, v)
+                        if sealer is None
+                        else sealer.unseal(("i", thread_id, ns, key.hex()), (t, v))
+                    )
             return found
 
         return Resolver(self.serde, thread_id, fetch)
@@ -447,11 +433,14 @@ class SqliteSaver(SqlLeases, BaseCheckpointSaver[str]):
             items: list[CheckpointTuple] = []
             with self._transaction(write=False) as conn:
                 rows = conn.execute(sql, args).fetchall()
+                sealer = sealer_of(self.serde)
                 for row in rows:
-                    if not exact and not metadata_matches(
-                        self.serde.loads_typed((row[6], row[7])), filter
-                    ):
-                        continue
+                    if not exact:
+                        md = (row[6], row[7])
+                        if sealer is not None:
+                            md = sealer.unseal(("m", row[0], row[1], row[2]), md)
+                        if not metadata_matches(self.serde.loads_typed(md), filter):
+                            continue
                     items.append(self._load(conn, row))
             for item in items:
                 yield item
@@ -510,6 +499,10 @@ class SqliteSaver(SqlLeases, BaseCheckpointSaver[str]):
         ctype, cbytes = self.serde.dumps_typed(pack_checkpoint(body))
         stored_metadata = get_checkpoint_metadata(config, metadata)
         mtype, mbytes = self.serde.dumps_typed(stored_metadata)
+        sealer = sealer_of(self.serde)
+        if sealer is not None:
+            ctype, cbytes = sealer.seal(("c", thread_id, ns, checkpoint["id"]), (ctype, cbytes))
+            mtype, mbytes = sealer.seal(("m", thread_id, ns, checkpoint["id"]), (mtype, mbytes))
         row = (
             thread_id,
             ns,
@@ -540,10 +533,15 @@ class SqliteSaver(SqlLeases, BaseCheckpointSaver[str]):
                     blob_rows[at] = (*blob_rows[at][:4], vtype, vbytes, None)
                     pending[i] = (at, ListDeltaCodec.as_snapshot(entry, (vtype, vbytes)))
             if items:
-                conn.executemany(
-                    _INSERT_ITEM, [(thread_id, ns, h, t, v) for h, (t, v) in items.items()]
-                )
+                conn.executemany(_INSERT_ITEM, self._item_rows(thread_id, ns, items, sealer))
             if blob_rows:
+                if sealer is not None:
+                    blob_rows = [
+                        r
+                        if r[5] is None
+                        else (*r[:4], *sealer.seal(("b", *r[:4]), (r[4], r[5])), r[6])
+                        for r in blob_rows
+                    ]
                 conn.executemany(_INSERT_BLOB, blob_rows)
             conn.execute(_INSERT_CHECKPOINT, row)
             if self.ttl is not None:
@@ -591,13 +589,16 @@ class SqliteSaver(SqlLeases, BaseCheckpointSaver[str]):
             ).fetchone()
             special: list[tuple[Any, ...]] = []
             regular: list[tuple[Any, ...]] = []
+            sealer = sealer_of(self.serde)
             for i, (idx, channel, wtype, wbytes) in enumerate(prepared, start=seq0 + 1):
+                if sealer is not None:
+                    wtype, wbytes = sealer.seal(
+                        ("w", thread_id, ns, checkpoint_id, task_id, channel), (wtype, wbytes)
+                    )
                 row = (thread_id, ns, checkpoint_id, task_id, idx, channel, wtype, wbytes)
                 (special if idx < 0 else regular).append((*row, task_path, i))
             if items:
-                conn.executemany(
-                    _INSERT_ITEM, [(thread_id, ns, h, t, v) for h, (t, v) in items.items()]
-                )
+                conn.executemany(_INSERT_ITEM, self._item_rows(thread_id, ns, items, sealer))
             if regular:
                 conn.executemany(_INSERT_WRITE, regular)
             if special:
@@ -605,296 +606,17 @@ class SqliteSaver(SqlLeases, BaseCheckpointSaver[str]):
             if self.ttl is not None:
                 conn.execute(_TOUCH, (thread_id, time.time()))
 
-    def delete_thread(self, thread_id: str) -> None:
-        """Delete every checkpoint, write and value of ``thread_id`` in one transaction."""
-        key = (str(thread_id),)
-        with self._transaction(write=True) as conn:
-            conn.execute("DELETE FROM checkpoints WHERE thread_id = ?", key)
-            conn.execute("DELETE FROM writes WHERE thread_id = ?", key)
-            conn.execute("DELETE FROM blobs WHERE thread_id = ?", key)
-            conn.execute("DELETE FROM items WHERE thread_id = ?", key)
-            conn.execute("DELETE FROM thread_ttl WHERE thread_id = ?", key)
-        if self.delta is not None:
-            self.delta.forget(str(thread_id))
-        self._reclaim()
-
-    # -- retention ---------------------------------------------------------------
-
-    def _thread_tuples(self, conn: sqlite3.Connection, thread_id: str) -> Sequence[CheckpointTuple]:
-        rows = conn.execute(
-            f"SELECT {_COLUMNS} FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_id DESC",
-            (thread_id,),
-        ).fetchall()
-        return [self._load(conn, row) for row in rows]
-
-    def prune(
-        self,
-        thread_ids: Sequence[str],
-        *,
-        strategy: PruneStrategy = "keep_latest",
-        keep_last: int | None = None,
-    ) -> None:
-        """Shrink the history of ``thread_ids``, each in one transaction.
-
-        ``strategy="keep_latest"`` keeps the ``keep_last`` (default 1) newest
-        checkpoints of each namespace, with their pending writes, plus any ancestor a
-        kept checkpoint needs to rebuild its ``DeltaChannel`` values; values stored as
-        deltas are rewritten whole first, so every kept checkpoint stays readable.
-        ``strategy="delete"`` deletes the threads. Other threads are never touched;
-        other connections keep reading and writing meanwhile (they wait for the write
-        lock, as for any write). Freed pages go back to the file system when the file
-        uses incremental vacuum (new files do; see :meth:`vacuum`).
-        """
-        ids, n = check_prune_args(thread_ids, strategy, keep_last, type(self).__name__)
-        for tid in ids:
-            if strategy == "delete":
-                self.delete_thread(tid)
-                continue
-            with self._transaction(write=True) as conn:
-                tuples = self._thread_tuples(conn, tid)
-                self._retain(conn, tid, close_over_deltas(tuples, keep_latest(tuples, n)), tuples)
-            if self.delta is not None:
-                self.delta.forget(tid)
-        self._reclaim()
-
-    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
-        """Delete the checkpoints (and their writes) whose metadata ``run_id`` is in
-        ``run_ids``, in every thread; one a remaining checkpoint needs to rebuild its
-        ``DeltaChannel`` values stays. One transaction."""
-        wanted = {str(r) for r in run_ids}
-        if not wanted:
-            return
-        touched: list[str] = []
-        with self._transaction(write=True) as conn:
-            threads = [r[0] for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")]
-            for tid in threads:
-                tuples = self._thread_tuples(conn, tid)
-                nodes = {
-                    (t.config[CONF]["checkpoint_ns"], t.config[CONF]["checkpoint_id"]): t
-                    for t in tuples
-                }
-                drop = {
-                    node
-                    for node, t in nodes.items()
-                    if str((t.metadata or {}).get("run_id")) in wanted
-                }
-                if drop:
-                    self._retain(conn, tid, close_over_deltas(tuples, set(nodes) - drop), tuples)
-                    touched.append(tid)
-        if self.delta is not None:
-            for tid in touched:
-                self.delta.forget(tid)
-        self._reclaim()
-
-    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """Copy every checkpoint, write and value of one thread to a new thread id
-        (checkpoint ids, parents and metadata unchanged), in one transaction. The
-        target must be empty."""
-        src, dst = str(source_thread_id), str(target_thread_id)
-        name = type(self).__name__
-        with self._transaction(write=True) as conn:
-            if (
-                conn.execute("SELECT 1 FROM checkpoints WHERE thread_id = ?", (src,)).fetchone()
-                is None
-            ):
-                raise ValueError(f"{name}.copy_thread: thread '{src}' has no checkpoints.")
-            if conn.execute("SELECT 1 FROM checkpoints WHERE thread_id = ?", (dst,)).fetchone():
-                raise ValueError(
-                    f"{name}.copy_thread: thread '{dst}' already has checkpoints; delete it "
-                    "first (delete_thread) or pick another id."
-                )
-            conn.execute(
-                "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, "
-                "parent_checkpoint_id, type, checkpoint, metadata_type, metadata, "
-                "metadata_json) SELECT ?, checkpoint_ns, checkpoint_id, parent_checkpoint_id, "
-                "type, checkpoint, metadata_type, metadata, metadata_json FROM checkpoints "
-                "WHERE thread_id = ?",
-                (dst, src),
-            )
-            conn.execute(
-                f"INSERT INTO writes ({_WRITE_COLUMNS}) SELECT ?, checkpoint_ns, "
-                "checkpoint_id, task_id, idx, channel, type, value, task_path, seq FROM "
-                "writes WHERE thread_id = ?",
-                (dst, src),
-            )
-            conn.execute(
-                "INSERT INTO blobs (thread_id, checkpoint_ns, channel, version, type, blob, "
-                "base) SELECT ?, checkpoint_ns, channel, version, type, blob, base FROM blobs "
-                "WHERE thread_id = ?",
-                (dst, src),
-            )
-            conn.execute(
-                "INSERT OR IGNORE INTO items (thread_id, checkpoint_ns, hash, type, value) "
-                "SELECT ?, checkpoint_ns, hash, type, value FROM items WHERE thread_id = ?",
-                (dst, src),
-            )
-            if self.ttl is not None:
-                conn.execute(_TOUCH, (dst, time.time()))
-
-    def _retain(
-        self,
-        conn: sqlite3.Connection,
-        tid: str,
-        keep: set[tuple[str, str]],
-        tuples: Sequence[CheckpointTuple],
-    ) -> None:
-        """Keep only the checkpoints ``keep`` of thread ``tid`` (inside a write
-        transaction): rebase the kept delta values, then delete the rest."""
-        referenced: set[tuple[str, str, str]] = set()
-        drop: list[tuple[str, str, str]] = []
-        kept: list[tuple[str, str, str, Any]] = []
-        for t in tuples:
-            ns, cid = t.config[CONF]["checkpoint_ns"], t.config[CONF]["checkpoint_id"]
-            if (ns, cid) not in keep:
-                drop.append((tid, ns, cid))
-                continue
-            values = t.checkpoint["channel_values"]
-            for channel, version in t.checkpoint["channel_versions"].items():
-                referenced.add((ns, channel, str(version)))
-                if channel in values:
-                    kept.append((ns, channel, str(version), values[channel]))
-        for ns, channel, version, value in kept:
-            found = conn.execute(_SELECT_BLOB, (tid, ns, channel, version)).fetchone()
-            if (
-                found is not None
-                and found[0] == DELTA_TYPE
-                and (ns, channel, str(delta_base(found[1]))) not in referenced
-            ):
-                # rebase: the delta's base goes, store this version whole
-                items: dict[bytes, tuple[str, bytes]] = {}
-                vtype, vbytes = self._dump(channel, value, items)
-                conn.executemany(_INSERT_ITEM, [(tid, ns, h, t, v) for h, (t, v) in items.items()])
-                conn.execute(
-                    "UPDATE blobs SET type = ?, blob = ?, base = NULL WHERE thread_id = ? AND "
-                    "checkpoint_ns = ? AND channel = ? AND version = ?",
-                    (vtype, vbytes, tid, ns, channel, version),
-                )
-        conn.executemany(
-            "DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND "
-            "checkpoint_id = ?",
-            drop,
-        )
-        conn.executemany(
-            "DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
-            drop,
-        )
-        gone = [
-            (tid, ns, channel, version)
-            for ns, channel, version in conn.execute(
-                "SELECT checkpoint_ns, channel, version FROM blobs WHERE thread_id = ?", (tid,)
-            ).fetchall()
-            if (ns, channel, version) not in referenced
-        ]
-        conn.executemany(
-            "DELETE FROM blobs WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ? "
-            "AND version = ?",
-            gone,
-        )
-        self._collect(conn, tid)
-
     @staticmethod
-    def _collect(conn: sqlite3.Connection, tid: str) -> None:
-        """Delete the items of thread ``tid`` no remaining value or write refers to
-        (inside the caller's write transaction): mark from the remaining rows, sweep."""
-        if (
-            conn.execute("SELECT 1 FROM items WHERE thread_id = ? LIMIT 1", (tid,)).fetchone()
-            is None
-        ):
-            return
-        by_ns: dict[str, list[tuple[str, bytes]]] = {}
-        for ns, t, b in conn.execute(
-            "SELECT checkpoint_ns, type, blob FROM blobs WHERE thread_id = ? AND blob IS NOT NULL "
-            "UNION ALL SELECT checkpoint_ns, type, value FROM writes WHERE thread_id = ?",
-            (tid, tid),
-        ):
-            by_ns.setdefault(ns, []).append((t, b))
-        marked = {(ns, h) for ns, typeds in by_ns.items() for h in referenced(typeds)}
-        gone = [
-            (tid, ns, h)
-            for ns, h in conn.execute(
-                "SELECT checkpoint_ns, hash FROM items WHERE thread_id = ?", (tid,)
-            ).fetchall()
-            if (ns, bytes(h)) not in marked
+    def _item_rows(
+        thread_id: str, ns: str, items: dict[bytes, tuple[str, bytes]], sealer: Sealer | None
+    ) -> Sequence[tuple[Any, ...]]:
+        """Rows of the ``items`` table for interned ``items``, sealed if encrypting."""
+        if sealer is None:
+            return [(thread_id, ns, h, t, v) for h, (t, v) in items.items()]
+        return [
+            (thread_id, ns, h, *sealer.seal(("i", thread_id, ns, h.hex()), typed))
+            for h, typed in items.items()
         ]
-        conn.executemany(
-            "DELETE FROM items WHERE thread_id = ? AND checkpoint_ns = ? AND hash = ?", gone
-        )
-
-    # -- time to live and space ------------------------------------------------------
-
-    def sweep(self) -> int:
-        """Delete the threads whose time to live ran out; return how many.
-
-        A thread lives ``ttl["default_ttl"]`` minutes after its last write (or read,
-        with ``refresh_on_read``), recorded in the file, so any process sweeping sees
-        every process's activity. Without ``ttl`` nothing expires.
-        """
-        if self.ttl is None:
-            return 0
-        cutoff = time.time() - self.ttl["default_ttl"] * 60.0
-        with self._transaction(write=False) as conn:
-            expired = [
-                r[0]
-                for r in conn.execute(
-                    "SELECT thread_id FROM thread_ttl WHERE touched_at < ?", (cutoff,)
-                )
-            ]
-        count = 0
-        for tid in expired:
-            with self._transaction(write=True) as conn:
-                # written again since the scan? then it lives on
-                row = conn.execute(
-                    "SELECT touched_at FROM thread_ttl WHERE thread_id = ?", (tid,)
-                ).fetchone()
-                if row is None or row[0] >= cutoff:
-                    continue
-                for table in ("checkpoints", "writes", "blobs", "items", "thread_ttl"):
-                    conn.execute(f"DELETE FROM {table} WHERE thread_id = ?", (tid,))
-            if self.delta is not None:
-                self.delta.forget(tid)
-            count += 1
-        if count:
-            self._reclaim()
-        return count
-
-    def start_ttl_sweeper(self) -> None:
-        """Run :meth:`sweep` in a background thread every
-        ``ttl["sweep_interval_minutes"]`` (default: every ``default_ttl`` / 4)."""
-        if self.ttl is None:
-            raise ValueError(
-                f"{type(self).__name__}.start_ttl_sweeper() needs a ttl: "
-                f"{type(self).__name__}(conn, ttl={{'default_ttl': minutes}})."
-            )
-        if self._sweeper is None:
-            interval = self.ttl.get("sweep_interval_minutes") or self.ttl["default_ttl"] / 4
-            self._sweeper = Sweeper(self.sweep, interval, "stategraph-ttl-sqlite")
-
-    def stop_ttl_sweeper(self) -> None:
-        """Stop the background sweeper (if running)."""
-        if self._sweeper is not None:
-            self._sweeper.stop()
-            self._sweeper = None
-
-    def _reclaim(self) -> None:
-        """Give the pages freed by deletes back to the file system (files in
-        incremental-vacuum mode; a no-op for others)."""
-        with self.lock:
-            self._check_idle()
-            # executescript steps the pragma to the end (execute frees one page only)
-            self.conn.executescript("PRAGMA incremental_vacuum;")
-
-    def vacuum(self) -> None:
-        """Rebuild the file to its smallest size (SQLite ``VACUUM``) and switch it to
-        incremental vacuum, so later deletes give their space back at once.
-
-        Needs the write lock for the whole rebuild: run it when the database is quiet.
-        """
-        with self.lock:
-            if not self.is_setup:
-                self.setup()
-            self._check_idle()
-            self.conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
-            self.conn.execute("VACUUM")
 
     def _task_paths(self, saved: CheckpointTuple) -> dict[str, str]:
         """Task id -> saved task path of the pending writes of ``saved``."""

@@ -1,0 +1,61 @@
+"""The SQL statements of :class:`~stategraph.checkpoint.sqlite.SqliteSaver` (shared by
+its reading, writing and upkeep code)."""
+
+from __future__ import annotations
+
+_PAGE = 100
+_COLUMNS = (
+    "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, "
+    "type, checkpoint, metadata_type, metadata"
+)
+_INSERT_BLOB = (
+    "INSERT OR IGNORE INTO blobs (thread_id, checkpoint_ns, channel, version, type, blob, "
+    "base) VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
+_INSERT_CHECKPOINT = (
+    "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, "
+    "parent_checkpoint_id, type, checkpoint, metadata_type, metadata, metadata_json) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_WRITE_COLUMNS = (
+    "thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, task_path, seq"
+)
+_INSERT_WRITE = (
+    f"INSERT OR IGNORE INTO writes ({_WRITE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_UPSERT_WRITE = (
+    f"INSERT INTO writes ({_WRITE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET "
+    "channel = excluded.channel, type = excluded.type, value = excluded.value, "
+    "task_path = excluded.task_path"
+)
+_EMPTY = "empty"
+_INSERT_ITEM = (
+    "INSERT OR IGNORE INTO items (thread_id, checkpoint_ns, hash, type, value) "
+    "VALUES (?, ?, ?, ?, ?)"
+)
+_ITEM_CHUNK = 500
+_TOUCH = (
+    "INSERT INTO thread_ttl (thread_id, touched_at) VALUES (?, ?) "
+    "ON CONFLICT (thread_id) DO UPDATE SET touched_at = excluded.touched_at"
+)
+_SELECT_BLOB = (
+    "SELECT type, blob FROM blobs WHERE thread_id = ? AND checkpoint_ns = ? "
+    "AND channel = ? AND version = ?"
+)
+_SELECT_CHAIN = """
+WITH RECURSIVE chain(version, type, blob, base) AS (
+    SELECT version, type, blob, base FROM blobs
+    WHERE thread_id = :thread AND checkpoint_ns = :ns AND channel = :channel AND version = :version
+    UNION
+    SELECT b.version, b.type, b.blob, b.base FROM blobs AS b JOIN chain AS c
+    ON b.thread_id = :thread AND b.checkpoint_ns = :ns AND b.channel = :channel AND b.version = c.base
+)
+SELECT version, type, blob FROM chain
+UNION
+SELECT version, type, blob FROM blobs
+WHERE thread_id = :thread AND checkpoint_ns = :ns AND channel = :channel AND version >= :low AND version <= :high
+"""
+"""A stored value and the values it is based on, following the ``base`` column;
+``:low``/``:high`` (NULL: none) add a version range: a chain of delta format 1 (written
+before that column) is the range between its snapshot and the delta."""
