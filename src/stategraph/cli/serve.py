@@ -160,7 +160,9 @@ def run(args: argparse.Namespace) -> int:
         flush=True,
     )
     if ui_dir is not None:
-        print(f"stategraph serve: the page in {ui_dir} on http://{host}:{args.port}/app/", flush=True)
+        print(
+            f"stategraph serve: the page in {ui_dir} on http://{host}:{args.port}/app/", flush=True
+        )
     uvicorn.run(
         app, host=args.host, port=args.port, log_level="warning", timeout_graceful_shutdown=15
     )
