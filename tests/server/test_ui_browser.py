@@ -170,7 +170,7 @@ def test_a_streamed_chat_with_a_tool_call_approved_from_the_page(
     seen = page.evaluate("window.__seen")
     assert seen[-1] == first
     partial = [text for text in seen if text != first]
-    assert len(partial) >= 5, seen
+    assert len(partial) >= 3, seen  # several renders before the last token
     assert all(first.startswith(text) for text in partial), seen
     assert [len(text) for text in seen] == sorted({len(text) for text in seen})
     # the tool call shows, waiting for the user's answer
