@@ -155,6 +155,29 @@ studio-browser: $(TEST_VENV)/.installed
 TEST_TARGETS += studio-browser
 
 
+# The React page of examples/server/ui (LangGraph's useStream hook) served by
+# `stategraph serve --ui` and driven in Debian's headless Chromium by Playwright, on
+# SQLite and PostgreSQL. The page is built with the machine's Node.js/npm (`npm ci`
+# cached per package-lock.json in ~/.cache/stategraph/server-ui; needs the npm registry
+# the first time). Installs Chromium with apt-get when it is missing (as root).
+server-browser: $(SERVER_VENV)/.installed
+	@if [ ! -x "$(CHROMIUM)" ]; then \
+		if [ "$$(id -u)" = "0" ]; then \
+			echo "== installing Debian's chromium (apt-get)"; \
+			apt-get update -q && apt-get install -y -q chromium || exit 1; \
+		else \
+			echo "server-browser: $(CHROMIUM) is missing; install Debian's chromium as root" \
+			     "(apt-get install chromium) or set CHROMIUM=/path/to/chromium." >&2; exit 1; \
+		fi; \
+	fi
+	$(SERVER_VENV)/bin/python -m pip install -q "playwright>=1.40"
+	STATEGRAPH_CHROMIUM=$(CHROMIUM) \
+	STATEGRAPH_TEST_PG=$${STATEGRAPH_TEST_PG:-postgresql://postgres@127.0.0.1:5432/test} \
+		$(SERVER_VENV)/bin/python -m pytest -q -p no:cacheprovider -m browser tests/server $(PYTEST_ARGS)
+.PHONY: server-browser
+TEST_TARGETS += server-browser
+
+
 # The pictures of docs/screenshots.md (drawings, notebook, studio), made again in
 # Debian's Chromium driven by Playwright. Not part of `make test`.
 screenshots: $(TEST_VENV)/.installed

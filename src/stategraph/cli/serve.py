@@ -88,6 +88,13 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--run-timeout", type=float, default=None, help="seconds a run may take")
     parser.add_argument("--no-ui", action="store_true", help="do not serve the studio UI")
     parser.add_argument(
+        "--ui",
+        metavar="DIR",
+        default=None,
+        help="also serve a built web page (e.g. a React app on LangGraph's useStream) from "
+        "DIR under /app/, on the API's own origin",
+    )
+    parser.add_argument(
         "--allow-studio-writes",
         action="store_true",
         help="let the studio UI answer interrupts and edit state",
@@ -124,6 +131,14 @@ def run(args: argparse.Namespace) -> int:
         load_auth(config)
     except ConfigError as exc:
         raise CliError(str(exc), EXIT_USAGE) from exc
+    ui_dir = None
+    if args.ui is not None:
+        from stategraph.server._ui_files import UiFolderError, check_ui_dir
+
+        try:
+            ui_dir = check_ui_dir(args.ui)
+        except UiFolderError as exc:
+            raise CliError(str(exc), EXIT_USAGE) from exc
     host = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
     options = ServeOptions(
         data_dir=Path(args.data_dir),
@@ -135,6 +150,7 @@ def run(args: argparse.Namespace) -> int:
         run_timeout=args.run_timeout,
         studio=not args.no_ui,
         studio_writes=args.allow_studio_writes,
+        ui_dir=ui_dir,
     )
     app = create_app(config, options)
     where = "PostgreSQL" if args.postgres else f"{Path(args.data_dir).resolve()}"
@@ -143,6 +159,10 @@ def run(args: argparse.Namespace) -> int:
         f"(storage: {where})",
         flush=True,
     )
+    if ui_dir is not None:
+        print(
+            f"stategraph serve: the page in {ui_dir} on http://{host}:{args.port}/app/", flush=True
+        )
     uvicorn.run(
         app, host=args.host, port=args.port, log_level="warning", timeout_graceful_shutdown=15
     )

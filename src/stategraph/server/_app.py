@@ -3,7 +3,8 @@
 The application's lifespan opens the storage, loads the graphs, creates each graph's
 default assistant, and starts the background parts: the embedded worker (unless the
 process is API-only), the cron scheduler, and the sweepers (thread TTL, old stream
-events). The studio UI (``/``, ``/ui/...``) is served by the same process.
+events). The studio UI (``/``, ``/ui/...``) is served by the same process, and so is
+a built web page given with ``--ui`` (under ``/app``).
 """
 
 from __future__ import annotations
@@ -60,6 +61,8 @@ class ServeOptions:
     sweep_every: float = 60.0
     keep_events: float = 3600.0
     """Seconds the stream events of finished runs are kept (for join_stream)."""
+    ui_dir: str | Path | None = None
+    """A built web page's folder, served under ``/app`` (``--ui``; see ``_ui_files``)."""
 
 
 def load_auth(config: ServerConfig) -> Any:
@@ -239,6 +242,11 @@ def create_app(config: ServerConfig, options: ServeOptions | None = None) -> ASG
 
     opts = options or ServeOptions()
     state: dict[str, Any] = {}
+    page = None
+    if opts.ui_dir is not None:
+        from stategraph.server._ui_files import is_ui_path, ui_app
+
+        page = ui_app(opts.ui_dir)  # a wrong folder fails now, not at the first request
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -286,6 +294,9 @@ def create_app(config: ServerConfig, options: ServeOptions | None = None) -> ASG
             studio = state.get("studio")
             if studio is not None and _is_studio_path(scope["path"]):
                 await studio(scope, receive, send)
+                return
+            if page is not None and is_ui_path(scope["path"]):
+                await page(scope, receive, send)
                 return
             ctx = getattr(api.state, "ctx", None)
             guarded.auth = None if ctx is None else ctx.auth
