@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from stategraph.messages import AIMessage, AIMessageChunk
-from stategraph.models._clients import ClientSettings
+from stategraph.models._clients import SDK_ALIASES, ClientSettings
 from stategraph.models._clients import one_of as _one_of
 from stategraph.models._sdk import SdkChatModel
 from stategraph.models._tools import ToolSpec
@@ -259,10 +259,7 @@ _SETTINGS = ClientSettings(
         "api_key": ("api_key", "anthropic_api_key"),
         "base_url": ("base_url", "anthropic_api_url"),
         "timeout": ("timeout", "default_request_timeout"),
-        "max_retries": ("max_retries",),
-        "default_headers": ("default_headers",),
-        "http_client": ("http_client",),
-        "http_async_client": ("http_async_client",),
+        **SDK_ALIASES,
     },
 )
 

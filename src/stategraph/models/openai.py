@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from stategraph.messages import AIMessage, AIMessageChunk
-from stategraph.models._clients import ClientSettings
+from stategraph.models._clients import SDK_ALIASES, ClientSettings
 from stategraph.models._clients import one_of as _one_of
 from stategraph.models._sdk import SdkChatModel
 from stategraph.models._tools import ToolSpec
@@ -251,11 +251,8 @@ _SETTINGS = ClientSettings(
         "base_url": ("base_url", "openai_api_base"),
         "organization": ("organization", "openai_organization"),
         "timeout": ("timeout", "request_timeout"),
-        "max_retries": ("max_retries",),
-        "default_headers": ("default_headers",),
         "default_query": ("default_query",),
-        "http_client": ("http_client",),
-        "http_async_client": ("http_async_client",),
+        **SDK_ALIASES,
     },
 )
 
