@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from stategraph.messages import AIMessage, AIMessageChunk
+from stategraph.messages.utils import content_text
 from stategraph.models._clients import SDK_ALIASES, ClientSettings
 from stategraph.models._clients import one_of as _one_of
 from stategraph.models._sdk import SdkChatModel
@@ -51,16 +52,6 @@ def _blocks(content: Any) -> list[dict[str, Any]]:
     return blocks
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    return "".join(
-        b if isinstance(b, str) else str(b.get("text", ""))
-        for b in content
-        if isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text")
-    )
-
-
 def to_anthropic_messages(messages: list[Any]) -> tuple[str | None, list[dict[str, Any]]]:
     """``(system, messages)`` in Messages API wire format."""
     system: list[str] = []
@@ -77,7 +68,7 @@ def to_anthropic_messages(messages: list[Any]) -> tuple[str | None, list[dict[st
         kind = _CHUNK_KINDS.get(raw_kind, raw_kind)
         content = getattr(message, "content", "")
         if kind == "system":
-            system.append(_text(content))
+            system.append(content_text(content))
         elif kind == "human":
             add("user", _blocks(content))
         elif kind == "ai":
