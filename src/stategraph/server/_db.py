@@ -18,7 +18,27 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-__all__ = ["Op", "Db", "SqliteDb", "PostgresDb"]
+__all__ = ["Op", "Db", "SqliteDb", "PostgresDb", "open_sqlite", "postgres_missing"]
+
+
+def open_sqlite(path: str) -> sqlite3.Connection:
+    """An autocommit connection to the SQLite file ``path`` (its folder created), in
+    WAL mode, waiting up to 30 s for a lock: the server's records and run queue."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path, timeout=30.0, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA busy_timeout=30000")
+    return conn
+
+
+def postgres_missing(exc: ImportError) -> ImportError:
+    """The error for ``--postgres`` without psycopg and psycopg-pool installed."""
+    return ImportError(
+        "--postgres needs psycopg and psycopg-pool: pip install 'stategraph[server,postgres]' "
+        f"psycopg-pool ({exc})."
+    )
+
 
 T = TypeVar("T")
 Statement = tuple[str, Sequence[Any]]
@@ -66,12 +86,7 @@ class SqliteDb:
 
     def _connect(self) -> sqlite3.Connection:
         if self._conn is None:
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("PRAGMA busy_timeout=30000")
-            self._conn = conn
+            self._conn = open_sqlite(self.path)
         return self._conn
 
     def _run_sync(self, op: Op[T], write: bool) -> T:
@@ -121,10 +136,7 @@ class PostgresDb:
         try:
             from psycopg_pool import AsyncConnectionPool
         except ImportError as exc:
-            raise ImportError(
-                "--postgres needs psycopg and psycopg-pool: pip install 'stategraph[server,postgres]' "
-                f"psycopg-pool ({exc})."
-            ) from exc
+            raise postgres_missing(exc) from exc
         self.dsn = dsn
         self._pool = AsyncConnectionPool(
             dsn, min_size=min_size, max_size=max_size, open=False, kwargs={"autocommit": True}

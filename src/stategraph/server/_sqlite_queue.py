@@ -22,6 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
+from stategraph.server._db import open_sqlite
 from stategraph.server._queue import (
     CANCEL_ACTIONS,
     FINAL_STATUSES,
@@ -106,12 +107,7 @@ class SqliteRunQueue:
     # -- plumbing ---------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
         if self._conn is None:
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("PRAGMA busy_timeout=30000")
-            self._conn = conn
+            self._conn = open_sqlite(self.path)
         return self._conn
 
     async def _call(self, fn: Callable[[sqlite3.Connection], T]) -> T:
