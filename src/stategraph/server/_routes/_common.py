@@ -10,7 +10,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from stategraph.server._context import ApiError
-from stategraph.server._http import JsonResponse, authorize, body_of, ctx_of
+from stategraph.server._http import JsonResponse, authorize, body_of, ctx_of, int_arg
 from stategraph.server._records import threads
 from stategraph.server.auth import matches_filter
 
@@ -22,6 +22,7 @@ __all__ = [
     "only_fields",
     "page_headers",
     "count_found",
+    "search_page",
 ]
 
 
@@ -94,3 +95,20 @@ async def count_found(
     filters = await authorize(request, resource, "search", body)
     _, total = await ctx.records.read(search(body, allowed_by(filters)))
     return JsonResponse(total)
+
+
+async def search_page(
+    request: Request, resource: str, search: Callable[[dict[str, Any], int, int, Any], Any]
+) -> Response:
+    """``POST /<resource>/search``: the page the records operation ``search(body, limit,
+    offset, allowed)`` finds among the records the caller may see, cut to the selected
+    fields, with the pagination headers."""
+    ctx = ctx_of(request)
+    body = await body_of(request)
+    filters = await authorize(request, resource, "search", body)
+    limit = int_arg(body.get("limit"), "limit", 10, low=1)
+    offset = int_arg(body.get("offset"), "offset", 0, high=10**9)
+    found, total = await ctx.records.read(search(body, limit, offset, allowed_by(filters)))
+    return JsonResponse(
+        only_fields(found, body.get("select")), headers=page_headers(total, offset, limit)
+    )

@@ -13,10 +13,8 @@ from stategraph.server._context import ApiError
 from stategraph.server._http import JsonResponse, authorize, body_of, ctx_of, flag, int_arg
 from stategraph.server._records import assistants
 from stategraph.server._routes._common import (
-    allowed_by,
     count_found,
-    only_fields,
-    page_headers,
+    search_page,
     visible_record,
 )
 
@@ -131,23 +129,17 @@ def _search_args(body: dict[str, Any]) -> dict[str, Any]:
 
 
 async def search(request: Request) -> Response:
-    ctx = ctx_of(request)
-    body = await body_of(request)
-    filters = await authorize(request, "assistants", "search", body)
-    limit = int_arg(body.get("limit"), "limit", 10, low=1)
-    offset = int_arg(body.get("offset"), "offset", 0, high=10**9)
-    found, total = await ctx.records.read(
-        assistants.search(
+    return await search_page(
+        request,
+        "assistants",
+        lambda body, limit, offset, allowed: assistants.search(
             **_search_args(body),
             limit=limit,
             offset=offset,
             sort_by=body.get("sort_by"),
             sort_order=body.get("sort_order"),
-            allowed=allowed_by(filters),
-        )
-    )
-    return JsonResponse(
-        only_fields(found, body.get("select")), headers=page_headers(total, offset, limit)
+            allowed=allowed,
+        ),
     )
 
 

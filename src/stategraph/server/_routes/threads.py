@@ -18,10 +18,8 @@ from stategraph.server._json import plain
 from stategraph.server._ops import delete_thread
 from stategraph.server._records import threads
 from stategraph.server._routes._common import (
-    allowed_by,
     count_found,
-    only_fields,
-    page_headers,
+    search_page,
     thread_config,
     visible_thread,
 )
@@ -157,21 +155,12 @@ def _search_args(body: Mapping[str, Any]) -> dict[str, Any]:
 
 
 async def search(request: Request) -> Response:
-    ctx = ctx_of(request)
-    body = await body_of(request)
-    filters = await authorize(request, "threads", "search", body)
-    limit = int_arg(body.get("limit"), "limit", 10, low=1)
-    offset = int_arg(body.get("offset"), "offset", 0, high=10**9)
-    found, total = await ctx.records.read(
-        threads.search(
-            **_search_args(body),
-            limit=limit,
-            offset=offset,
-            allowed=allowed_by(filters),
-        )
-    )
-    return JsonResponse(
-        only_fields(found, body.get("select")), headers=page_headers(total, offset, limit)
+    return await search_page(
+        request,
+        "threads",
+        lambda body, limit, offset, allowed: threads.search(
+            **_search_args(body), limit=limit, offset=offset, allowed=allowed
+        ),
     )
 
 
