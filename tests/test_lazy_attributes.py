@@ -40,5 +40,5 @@ def test_missing_name_names_the_package() -> None:
     import stategraph.prebuilt
 
     assert isinstance(stategraph.prebuilt, types.ModuleType)
-    with pytest.raises(AttributeError, match="module 'stategraph.prebuilt' has no attribute"):
+    with pytest.raises(AttributeError, match=r"module 'stategraph\.prebuilt' has no attribute"):
         stategraph.prebuilt.not_there
