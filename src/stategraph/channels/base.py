@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import Any, Final, Generic, TypeVar
+from typing import Any, ClassVar, Final, Generic, TypeVar
 
 from typing_extensions import Self
 
@@ -62,9 +62,27 @@ class BaseChannel(Generic[Value, Update, Checkpoint], ABC):
     key: str
     typ: Any
 
+    _config: ClassVar[tuple[str, ...]] = ()
+    """The attributes besides ``typ`` and ``key`` that configure the channel (as opposed
+    to its state): what :meth:`_empty` carries over to a new channel."""
+
     def __init__(self, typ: Any, key: str = "") -> None:
         self.typ = typ
         self.key = key
+
+    def _empty(self) -> Self:
+        """A new channel of this class with this one's configuration and no state yet.
+
+        ``__init__`` is not run (it may rebuild what the configuration already holds):
+        the caller sets the state attributes before the channel is used.
+        """
+        cls = self.__class__
+        new = cls.__new__(cls)
+        new.typ = self.typ
+        new.key = self.key
+        for name in self._config:
+            setattr(new, name, getattr(self, name))
+        return new
 
     @property
     @abstractmethod
@@ -128,3 +146,56 @@ class BaseChannel(Generic[Value, Update, Checkpoint], ABC):
         except Exception:  # repr must never raise
             value = "<unavailable>"
         return f"{type(self).__name__}(key={self.key!r}, value={value!r})"
+
+
+class _ValueChannel(BaseChannel[Value, Update, Checkpoint]):
+    """Base of the channels whose state is one ``value`` (``MISSING`` when empty).
+
+    Both the value and a write are of type ``typ``; the value is saved as it is and
+    shared, not copied, by :meth:`copy`. Subclasses write :meth:`update` and override
+    what they store differently.
+    """
+
+    __slots__ = ("value",)
+
+    value: Any
+
+    def __init__(self, typ: Any, key: str = "") -> None:
+        super().__init__(typ, key)
+        self.value = MISSING
+
+    @property
+    def ValueType(self) -> Any:
+        """The type of the stored value."""
+        return self.typ
+
+    @property
+    def UpdateType(self) -> Any:
+        """The type of a written value."""
+        return self.typ
+
+    def copy(self) -> Self:
+        """Return an independent channel holding the same value."""
+        new = self._empty()
+        new.value = self.value
+        return new
+
+    def from_checkpoint(self, checkpoint: Any) -> Self:
+        """Return a new channel holding ``checkpoint`` (empty for ``MISSING``)."""
+        new = self._empty()
+        new.value = checkpoint
+        return new
+
+    def get(self) -> Value:
+        """Return the value; raise :class:`EmptyChannelError` when empty."""
+        if self.value is MISSING:
+            raise EmptyChannelError()
+        return self.value
+
+    def is_available(self) -> bool:
+        """Return True if the channel holds a value."""
+        return self.value is not MISSING
+
+    def checkpoint(self) -> Any:
+        """Return the value, or ``MISSING`` when empty."""
+        return self.value

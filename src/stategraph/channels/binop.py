@@ -8,9 +8,8 @@ from typing import Annotated, Any, Generic, get_args, get_origin
 
 from typing_extensions import Self
 
-from stategraph.channels.base import MISSING, BaseChannel, Value
+from stategraph.channels.base import MISSING, Value, _ValueChannel
 from stategraph.errors import (
-    EmptyChannelError,
     ErrorCode,
     InvalidUpdateError,
     create_error_message,
@@ -65,7 +64,7 @@ def _operators_equal(a: Callable[..., Any], b: Callable[..., Any]) -> bool:
     return getattr(a, "__name__", None) == "<lambda>" or getattr(b, "__name__", None) == "<lambda>"
 
 
-class BinaryOperatorAggregate(Generic[Value], BaseChannel[Value, Value, Value]):
+class BinaryOperatorAggregate(Generic[Value], _ValueChannel[Value, Value, Value]):
     """Stores ``operator(value, write)`` folded over every write, in order.
 
     This is the channel of a state key annotated with a reducer, e.g.
@@ -77,9 +76,9 @@ class BinaryOperatorAggregate(Generic[Value], BaseChannel[Value, Value, Value]):
     and a second overwrite in one step raises :class:`InvalidUpdateError`.
     """
 
-    __slots__ = ("operator", "value")
+    __slots__ = ("operator",)
+    _config = ("operator",)
 
-    value: Any
     operator: Callable[[Value, Value], Value]
 
     def __init__(self, typ: Any, operator: Callable[[Value, Value], Value], key: str = "") -> None:
@@ -95,29 +94,6 @@ class BinaryOperatorAggregate(Generic[Value], BaseChannel[Value, Value, Value]):
     def __repr__(self) -> str:
         name = getattr(self.operator, "__name__", repr(self.operator))
         return f"BinaryOperatorAggregate(key={self.key!r}, operator={name}, value={self.value!r})"
-
-    @property
-    def ValueType(self) -> Any:
-        """The type of the aggregated value."""
-        return self.typ
-
-    @property
-    def UpdateType(self) -> Any:
-        """The type of a written value."""
-        return self.typ
-
-    def _empty(self) -> Self:
-        new = self.__class__.__new__(self.__class__)
-        new.typ = self.typ
-        new.key = self.key
-        new.operator = self.operator
-        return new
-
-    def copy(self) -> Self:
-        """Return an independent channel holding the same value (not copied itself)."""
-        new = self._empty()
-        new.value = self.value
-        return new
 
     def from_checkpoint(self, checkpoint: Any) -> Self:
         """Return a new channel holding ``checkpoint``, or a fresh default for ``MISSING``."""
@@ -157,17 +133,3 @@ class BinaryOperatorAggregate(Generic[Value], BaseChannel[Value, Value, Value]):
             overwritten = True
             self.value = new_value
         return True
-
-    def get(self) -> Value:
-        """Return the aggregated value; raise :class:`EmptyChannelError` when empty."""
-        if self.value is MISSING:
-            raise EmptyChannelError()
-        return self.value
-
-    def is_available(self) -> bool:
-        """Return True if the channel holds a value."""
-        return self.value is not MISSING
-
-    def checkpoint(self) -> Any:
-        """Return the aggregated value, or ``MISSING`` when empty."""
-        return self.value

@@ -22,9 +22,9 @@ from typing import Any, Generic
 
 from typing_extensions import Self
 
-from stategraph.channels.base import MISSING, BaseChannel, Value
-from stategraph.channels.binop import default_value
-from stategraph.errors import EmptyChannelError, ErrorCode, InvalidUpdateError, create_error_message
+from stategraph.channels.base import MISSING, Value, _ValueChannel
+from stategraph.channels.binop import _operators_equal, default_value
+from stategraph.errors import ErrorCode, InvalidUpdateError, create_error_message
 from stategraph.types import Overwrite
 
 __all__ = ["DeltaChannel", "overwrite_value"]
@@ -72,13 +72,7 @@ def _with_id(item: Any, convert: bool) -> Any:
     return item
 
 
-def _same_reducer(a: Callable[..., Any], b: Callable[..., Any]) -> bool:
-    if a is b:
-        return True
-    return getattr(a, "__name__", None) == "<lambda>" or getattr(b, "__name__", None) == "<lambda>"
-
-
-class DeltaChannel(Generic[Value], BaseChannel[Value, Any, Any]):
+class DeltaChannel(Generic[Value], _ValueChannel[Value, Any, Any]):
     """A reducer channel stored as deltas: see the module documentation.
 
     ``DeltaChannel(reducer, typ=None, *, snapshot_frequency=100)``: ``reducer(value,
@@ -90,11 +84,11 @@ class DeltaChannel(Generic[Value], BaseChannel[Value, Any, Any]):
     overwrites in one step are an error) and stores a snapshot.
     """
 
-    __slots__ = ("overwritten", "reducer", "snapshot_frequency", "updates_since_snapshot", "value")
+    __slots__ = ("overwritten", "reducer", "snapshot_frequency", "updates_since_snapshot")
+    _config = ("reducer", "snapshot_frequency")
 
     reducer: Callable[[Any, Sequence[Any]], Any]
     snapshot_frequency: int
-    value: Any
     updates_since_snapshot: int
     """Updates applied since the last stored value (replayed writes included)."""
     overwritten: bool
@@ -122,7 +116,6 @@ class DeltaChannel(Generic[Value], BaseChannel[Value, Any, Any]):
         super().__init__(list if typ is None else typ)
         self.reducer = reducer
         self.snapshot_frequency = snapshot_frequency
-        self.value = MISSING
         self.updates_since_snapshot = 0
         self.overwritten = False
 
@@ -130,7 +123,7 @@ class DeltaChannel(Generic[Value], BaseChannel[Value, Any, Any]):
         return (
             isinstance(other, DeltaChannel)
             and other.snapshot_frequency == self.snapshot_frequency
-            and _same_reducer(self.reducer, other.reducer)
+            and _operators_equal(self.reducer, other.reducer)
         )
 
     __hash__ = None  # type: ignore[assignment]
@@ -142,22 +135,8 @@ class DeltaChannel(Generic[Value], BaseChannel[Value, Any, Any]):
             f"snapshot_frequency={self.snapshot_frequency}, value={self.value!r})"
         )
 
-    @property
-    def ValueType(self) -> Any:
-        """The type of the value."""
-        return self.typ
-
-    @property
-    def UpdateType(self) -> Any:
-        """The type of one write."""
-        return self.typ
-
     def _empty(self) -> Self:
-        new = self.__class__.__new__(self.__class__)
-        new.typ = self.typ
-        new.key = self.key
-        new.reducer = self.reducer
-        new.snapshot_frequency = self.snapshot_frequency
+        new = super()._empty()
         new.value = MISSING
         new.updates_since_snapshot = 0
         new.overwritten = False
@@ -259,16 +238,6 @@ class DeltaChannel(Generic[Value], BaseChannel[Value, Any, Any]):
                 return value
             return items
         return _with_id(value, convert)
-
-    def get(self) -> Value:
-        """Return the value; raise :class:`EmptyChannelError` when there is none."""
-        if self.value is MISSING:
-            raise EmptyChannelError()
-        return self.value
-
-    def is_available(self) -> bool:
-        """Return True if the channel holds a value."""
-        return self.value is not MISSING
 
     def checkpoint(self) -> Any:
         """Always ``MISSING``: the value is stored as deltas (the writes), and as a

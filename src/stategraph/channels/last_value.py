@@ -7,7 +7,7 @@ from typing import Any, Generic
 
 from typing_extensions import Self
 
-from stategraph.channels.base import MISSING, BaseChannel, Value
+from stategraph.channels.base import MISSING, Value, _ValueChannel
 from stategraph.errors import (
     EmptyChannelError,
     ErrorCode,
@@ -18,7 +18,7 @@ from stategraph.errors import (
 __all__ = ["LastValue", "LastValueAfterFinish"]
 
 
-class LastValue(Generic[Value], BaseChannel[Value, Value, Value]):
+class LastValue(Generic[Value], _ValueChannel[Value, Value, Value]):
     """Stores the last value written; at most one write per super-step.
 
     This is the channel of a plain (un-annotated) state key. Two writes in the same
@@ -26,38 +26,10 @@ class LastValue(Generic[Value], BaseChannel[Value, Value, Value]):
     concurrent writes.
     """
 
-    __slots__ = ("value",)
-
-    value: Any
-
-    def __init__(self, typ: Any, key: str = "") -> None:
-        super().__init__(typ, key)
-        self.value = MISSING
+    __slots__ = ()
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, LastValue)
-
-    @property
-    def ValueType(self) -> Any:
-        """The type of the stored value."""
-        return self.typ
-
-    @property
-    def UpdateType(self) -> Any:
-        """The type of a written value."""
-        return self.typ
-
-    def copy(self) -> Self:
-        """Return an independent channel holding the same value."""
-        new = self.__class__(self.typ, self.key)
-        new.value = self.value
-        return new
-
-    def from_checkpoint(self, checkpoint: Any) -> Self:
-        """Return a new channel holding ``checkpoint`` (empty for ``MISSING``)."""
-        new = self.__class__(self.typ, self.key)
-        new.value = checkpoint
-        return new
 
     def update(self, values: Sequence[Value]) -> bool:
         """Store the single written value; raise if the step wrote several."""
@@ -74,22 +46,8 @@ class LastValue(Generic[Value], BaseChannel[Value, Value, Value]):
         self.value = values[-1]
         return True
 
-    def get(self) -> Value:
-        """Return the stored value; raise :class:`EmptyChannelError` when empty."""
-        if self.value is MISSING:
-            raise EmptyChannelError()
-        return self.value
 
-    def is_available(self) -> bool:
-        """Return True if a value was written."""
-        return self.value is not MISSING
-
-    def checkpoint(self) -> Any:
-        """Return the stored value, or ``MISSING`` when empty."""
-        return self.value
-
-
-class LastValueAfterFinish(Generic[Value], BaseChannel[Value, Value, tuple[Value, bool]]):
+class LastValueAfterFinish(Generic[Value], _ValueChannel[Value, Value, tuple[Value, bool]]):
     """Stores the last value written, readable only once the graph is finishing.
 
     :meth:`finish` makes a stored value available; :meth:`consume` then clears it.
@@ -97,32 +55,20 @@ class LastValueAfterFinish(Generic[Value], BaseChannel[Value, Value, tuple[Value
     ``finish``. Several writes in one step are allowed: the last one wins.
     """
 
-    __slots__ = ("finished", "value")
+    __slots__ = ("finished",)
 
-    value: Any
     finished: bool
 
     def __init__(self, typ: Any, key: str = "") -> None:
         super().__init__(typ, key)
-        self.value = MISSING
         self.finished = False
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, LastValueAfterFinish)
 
-    @property
-    def ValueType(self) -> Any:
-        """The type of the stored value."""
-        return self.typ
-
-    @property
-    def UpdateType(self) -> Any:
-        """The type of a written value."""
-        return self.typ
-
     def copy(self) -> Self:
         """Return an independent channel with the same value and finished flag."""
-        new = self.__class__(self.typ, self.key)
+        new = self._empty()
         new.value = self.value
         new.finished = self.finished
         return new
@@ -135,8 +81,11 @@ class LastValueAfterFinish(Generic[Value], BaseChannel[Value, Value, tuple[Value
 
     def from_checkpoint(self, checkpoint: Any) -> Self:
         """Return a new channel restored from ``(value, finished)`` (empty for ``MISSING``)."""
-        new = self.__class__(self.typ, self.key)
-        if checkpoint is not MISSING:
+        new = self._empty()
+        if checkpoint is MISSING:
+            new.value = MISSING
+            new.finished = False
+        else:
             new.value, new.finished = checkpoint
         return new
 

@@ -11,7 +11,7 @@ from typing import Any, Generic
 
 from typing_extensions import Self
 
-from stategraph.channels.base import MISSING, BaseChannel, Value
+from stategraph.channels.base import MISSING, BaseChannel, Checkpoint, Value, _ValueChannel
 from stategraph.errors import EmptyChannelError, InvalidUpdateError
 
 __all__ = ["NamedBarrierValue", "NamedBarrierValueAfterFinish"]
@@ -24,21 +24,12 @@ def _names_repr(names: Iterable[Any]) -> str:
     return "{" + ", ".join(sorted(map(repr, names))) + "}"
 
 
-def _unexpected(key: str, value: Any, names: Iterable[Any]) -> InvalidUpdateError:
-    return InvalidUpdateError(
-        f"At key '{key}': Value {value} not in {_names_repr(names)}. "
-        "Only the names this barrier waits for may be written to it."
-    )
-
-
-class NamedBarrierValue(Generic[Value], BaseChannel[Value, Value, set[Value]]):
-    """Becomes available (with value ``None``) once every name in ``names`` was written.
-
-    Writes accumulate across steps. :meth:`consume`, called after the waiting node ran,
-    resets the barrier.
-    """
+class _Barrier(BaseChannel[Value, Value, Checkpoint]):
+    """What both barriers share: the expected ``names``, the ``seen`` ones, and the
+    update that records written names."""
 
     __slots__ = ("names", "seen")
+    _config = ("names",)
 
     names: set[Value]
     seen: set[Value]
@@ -48,6 +39,43 @@ class NamedBarrierValue(Generic[Value], BaseChannel[Value, Value, set[Value]]):
         self.names = set(names)
         self.seen = set()
 
+    # ``typ`` is the type of the names, read and written.
+    ValueType = _ValueChannel.ValueType
+    UpdateType = _ValueChannel.UpdateType
+
+    def _empty(self) -> Self:
+        # Shares ``names`` (never mutated) instead of copying it again.
+        new = super()._empty()
+        new.seen = set()
+        return new
+
+    def update(self, values: Sequence[Value]) -> bool:
+        """Record written names; raise :class:`InvalidUpdateError` for an unexpected one."""
+        names = self.names
+        seen = self.seen
+        updated = False
+        for value in values:
+            if value in names:
+                if value not in seen:
+                    seen.add(value)
+                    updated = True
+            else:
+                raise InvalidUpdateError(
+                    f"At key '{self.key}': Value {value} not in {_names_repr(names)}. "
+                    "Only the names this barrier waits for may be written to it."
+                )
+        return updated
+
+
+class NamedBarrierValue(Generic[Value], _Barrier[Value, set[Value]]):
+    """Becomes available (with value ``None``) once every name in ``names`` was written.
+
+    Writes accumulate across steps. :meth:`consume`, called after the waiting node ran,
+    resets the barrier.
+    """
+
+    __slots__ = ()
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, NamedBarrierValue) and other.names == self.names
 
@@ -56,25 +84,6 @@ class NamedBarrierValue(Generic[Value], BaseChannel[Value, Value, set[Value]]):
             f"NamedBarrierValue(key={self.key!r}, names={_names_repr(self.names)}, "
             f"seen={_names_repr(self.seen)})"
         )
-
-    @property
-    def ValueType(self) -> Any:
-        """The type of the names."""
-        return self.typ
-
-    @property
-    def UpdateType(self) -> Any:
-        """The type of the names written."""
-        return self.typ
-
-    def _empty(self) -> Self:
-        # Shares ``names`` (never mutated) instead of copying it again.
-        new = self.__class__.__new__(self.__class__)
-        new.typ = self.typ
-        new.key = self.key
-        new.names = self.names
-        new.seen = set()
-        return new
 
     def copy(self) -> Self:
         """Return an independent channel with a copy of the seen names."""
@@ -92,20 +101,6 @@ class NamedBarrierValue(Generic[Value], BaseChannel[Value, Value, set[Value]]):
         if checkpoint is not MISSING:
             new.seen = set(checkpoint)
         return new
-
-    def update(self, values: Sequence[Value]) -> bool:
-        """Record written names; raise :class:`InvalidUpdateError` for an unexpected one."""
-        names = self.names
-        seen = self.seen
-        updated = False
-        for value in values:
-            if value in names:
-                if value not in seen:
-                    seen.add(value)
-                    updated = True
-            else:
-                raise _unexpected(self.key, value, names)
-        return updated
 
     def get(self) -> Value:
         """Return ``None`` once every name was seen; raise :class:`EmptyChannelError` before."""
@@ -125,24 +120,18 @@ class NamedBarrierValue(Generic[Value], BaseChannel[Value, Value, set[Value]]):
         return False
 
 
-class NamedBarrierValueAfterFinish(
-    Generic[Value], BaseChannel[Value, Value, tuple[set[Value], bool]]
-):
+class NamedBarrierValueAfterFinish(Generic[Value], _Barrier[Value, tuple[set[Value], bool]]):
     """Like :class:`NamedBarrierValue`, but available only after :meth:`finish`.
 
     Used for deferred nodes, which run only when the rest of the graph is done.
     """
 
-    __slots__ = ("finished", "names", "seen")
+    __slots__ = ("finished",)
 
-    names: set[Value]
-    seen: set[Value]
     finished: bool
 
     def __init__(self, typ: Any, names: Iterable[Value], key: str = "") -> None:
-        super().__init__(typ, key)
-        self.names = set(names)
-        self.seen = set()
+        super().__init__(typ, names, key)
         self.finished = False
 
     def __eq__(self, other: object) -> bool:
@@ -154,23 +143,8 @@ class NamedBarrierValueAfterFinish(
             f"seen={_names_repr(self.seen)}, finished={self.finished})"
         )
 
-    @property
-    def ValueType(self) -> Any:
-        """The type of the names."""
-        return self.typ
-
-    @property
-    def UpdateType(self) -> Any:
-        """The type of the names written."""
-        return self.typ
-
     def _empty(self) -> Self:
-        # Shares ``names`` (never mutated) instead of copying it again.
-        new = self.__class__.__new__(self.__class__)
-        new.typ = self.typ
-        new.key = self.key
-        new.names = self.names
-        new.seen = set()
+        new = super()._empty()
         new.finished = False
         return new
 
@@ -193,20 +167,6 @@ class NamedBarrierValueAfterFinish(
             new.seen = set(seen)
             new.finished = finished
         return new
-
-    def update(self, values: Sequence[Value]) -> bool:
-        """Record written names; raise :class:`InvalidUpdateError` for an unexpected one."""
-        names = self.names
-        seen = self.seen
-        updated = False
-        for value in values:
-            if value in names:
-                if value not in seen:
-                    seen.add(value)
-                    updated = True
-            else:
-                raise _unexpected(self.key, value, names)
-        return updated
 
     def get(self) -> Value:
         """Return ``None`` once finished with every name seen; raise before."""

@@ -26,6 +26,7 @@ class Topic(
     """
 
     __slots__ = ("accumulate", "values")
+    _config = ("accumulate",)
 
     values: list[Value]
     accumulate: bool
@@ -50,7 +51,7 @@ class Topic(
 
     def copy(self) -> Self:
         """Return an independent channel with a copy of the collected list."""
-        new = self.__class__(self.typ, self.accumulate, self.key)
+        new = self._empty()
         new.values = self.values.copy()
         return new
 
@@ -60,9 +61,8 @@ class Topic(
 
     def from_checkpoint(self, checkpoint: Any) -> Self:
         """Return a new channel holding a copy of ``checkpoint`` (empty for ``MISSING``)."""
-        new = self.__class__(self.typ, self.accumulate, self.key)
-        if checkpoint is not MISSING:
-            new.values = list(checkpoint)
+        new = self._empty()
+        new.values = [] if checkpoint is MISSING else list(checkpoint)
         return new
 
     def update(self, values: Sequence[Value | list[Value]]) -> bool:

@@ -14,14 +14,9 @@ from __future__ import annotations
 from contextlib import ExitStack
 from typing import Any
 
-from stategraph.cli.errors import (
-    EXIT_MISSING_DEPENDENCY,
-    EXIT_NOT_FOUND,
-    EXIT_USAGE,
-    CliError,
-)
+from stategraph.cli.errors import EXIT_NOT_FOUND, EXIT_USAGE, CliError, missing_extra
 
-__all__ = ["open_postgres_saver", "read_only_conninfo"]
+__all__ = ["connect_postgres", "import_psycopg", "open_postgres_saver", "read_only_conninfo"]
 
 _SCHEMA_QUERY = (
     "SELECT current_schema(), to_regclass('sg_checkpoint_migrations') IS NOT NULL, "
@@ -88,33 +83,50 @@ def _schema_version(conn: Any, *, writable: bool) -> None:
             )
 
 
+def import_psycopg() -> Any:
+    """The ``psycopg`` module, once it and stategraph's PostgreSQL saver import; raises
+    :class:`CliError` (missing dependency) when they do not."""
+    try:
+        import psycopg
+
+        from stategraph.checkpoint.postgres import PostgresSaver  # noqa: F401
+    except ImportError as exc:
+        raise missing_extra("PostgreSQL needs psycopg", "postgres", exc) from exc
+    return psycopg
+
+
+def _bad_dsn(exc: Exception) -> CliError:
+    return CliError(f"--postgres: not a valid connection string ({exc}).", EXIT_USAGE)
+
+
+def connect_postgres(conninfo: str, what: str = "PostgreSQL") -> Any:
+    """An autocommit connection to ``conninfo`` (``--postgres``); raises :class:`CliError`
+    naming ``what`` when it cannot be opened."""
+    psycopg = import_psycopg()
+    try:
+        return psycopg.connect(conninfo, autocommit=True)
+    except psycopg.ProgrammingError as exc:
+        raise _bad_dsn(exc) from exc
+    except psycopg.Error as exc:
+        raise CliError(
+            f"Cannot connect to {what}: {type(exc).__name__}: {exc}".strip(), EXIT_NOT_FOUND
+        ) from exc
+
+
 def open_postgres_saver(dsn: str, stack: ExitStack, *, writable: bool) -> Any:
     """A ``PostgresSaver`` on ``dsn`` (closed with ``stack``), read-only unless ``writable``.
 
     Raises :class:`CliError` when psycopg is missing, the database cannot be reached, or
     it holds no stategraph checkpoints (nothing is created or migrated then).
     """
-    try:
-        import psycopg
+    psycopg = import_psycopg()
+    from stategraph.checkpoint.postgres import PostgresSaver
 
-        from stategraph.checkpoint.postgres import PostgresSaver
-    except ImportError as exc:
-        raise CliError(
-            f"PostgreSQL needs psycopg: pip install 'stategraph[postgres]' ({exc}).",
-            EXIT_MISSING_DEPENDENCY,
-        ) from exc
     try:
         conninfo = dsn if writable else read_only_conninfo(dsn)
     except psycopg.ProgrammingError as exc:
-        raise CliError(f"--postgres: not a valid connection string ({exc}).", EXIT_USAGE) from exc
-    try:
-        conn = psycopg.connect(conninfo, autocommit=True)
-    except psycopg.ProgrammingError as exc:
-        raise CliError(f"--postgres: not a valid connection string ({exc}).", EXIT_USAGE) from exc
-    except psycopg.Error as exc:
-        raise CliError(
-            f"Cannot connect to PostgreSQL: {type(exc).__name__}: {exc}".strip(), EXIT_NOT_FOUND
-        ) from exc
+        raise _bad_dsn(exc) from exc
+    conn = connect_postgres(conninfo)
     stack.callback(conn.close)
     try:
         _schema_version(conn, writable=writable)

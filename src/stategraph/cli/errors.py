@@ -12,6 +12,7 @@ __all__ = [
     "EXIT_MISSING_DEPENDENCY",
     "EXIT_BAD_DATA",
     "EXIT_NOT_IMPORTED",
+    "missing_extra",
 ]
 
 EXIT_OK = 0
@@ -41,3 +42,9 @@ class CliError(Exception):
         super().__init__(message)
         self.message = message
         self.code = code
+
+
+def missing_extra(needs: str, extra: str, exc: ImportError) -> CliError:
+    """The error for a missing optional dependency: ``needs`` says what needs it
+    (``"The server needs its extra"``), ``extra`` names the extra to install."""
+    return CliError(f"{needs}: pip install 'stategraph[{extra}]' ({exc}).", EXIT_MISSING_DEPENDENCY)

@@ -28,7 +28,6 @@ from typing import Any
 from stategraph.cli.errors import (
     EXIT_BAD_DATA,
     EXIT_GRAPH_ERROR,
-    EXIT_MISSING_DEPENDENCY,
     EXIT_NOT_FOUND,
     EXIT_NOT_IMPORTED,
     EXIT_OK,
@@ -191,24 +190,9 @@ def _into_sqlite(target: Path, found: Any, plans: Any) -> Any:
 
 
 def _connect_postgres(dsn: str) -> Any:
-    try:
-        import psycopg
+    from stategraph.cli._pg_checkpoints import connect_postgres
 
-        from stategraph.checkpoint.postgres import PostgresSaver  # noqa: F401
-    except ImportError as exc:
-        raise CliError(
-            f"PostgreSQL needs psycopg: pip install 'stategraph[postgres]' ({exc}).",
-            EXIT_MISSING_DEPENDENCY,
-        ) from exc
-    try:
-        conn = psycopg.connect(dsn, autocommit=True)
-    except psycopg.ProgrammingError as exc:
-        raise CliError(f"--postgres: not a valid connection string ({exc}).") from exc
-    except psycopg.Error as exc:
-        raise CliError(
-            f"Cannot connect to the target PostgreSQL: {type(exc).__name__}: {exc}".strip(),
-            EXIT_NOT_FOUND,
-        ) from exc
+    conn = connect_postgres(dsn, "the target PostgreSQL")
     from stategraph.checkpoint.langgraph_import._guard import (
         langgraph_postgres_statement,
         postgres_error,

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from stategraph.cli.errors import EXIT_MISSING_DEPENDENCY, EXIT_OK, EXIT_USAGE, CliError
+from stategraph.cli.errors import EXIT_OK, EXIT_USAGE, CliError, missing_extra
 
 __all__ = ["add_parser", "run", "add_common_arguments", "server_config"]
 
@@ -109,10 +109,7 @@ def run(args: argparse.Namespace) -> int:
         from stategraph.server._app import ServeOptions, create_app, load_auth
         from stategraph.server._graphs import GraphRegistry
     except ImportError as exc:
-        raise CliError(
-            f"The server needs its extra: pip install 'stategraph[server]' ({exc}).",
-            EXIT_MISSING_DEPENDENCY,
-        ) from exc
+        raise missing_extra("The server needs its extra", "server", exc) from exc
     from stategraph.cli.studio import is_loopback
     from stategraph.server._config import ConfigError
 

@@ -13,12 +13,12 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from stategraph.cli.errors import EXIT_MISSING_DEPENDENCY, EXIT_NOT_FOUND, EXIT_USAGE, CliError
+from stategraph.cli._pg_checkpoints import read_only_conninfo
+from stategraph.cli.errors import EXIT_NOT_FOUND, EXIT_USAGE, CliError, missing_extra
 
 __all__ = ["is_postgres_url", "open_store"]
 
 _PG_SCHEMES = ("postgresql://", "postgres://")
-_PG_HINT = "pip install 'stategraph[postgres]'"
 
 
 def is_postgres_url(spec: str) -> bool:
@@ -47,20 +47,16 @@ def open_store(spec: str, stack: ExitStack, *, allow_writes: bool = False) -> An
 def _open_postgres(url: str, stack: ExitStack, *, allow_writes: bool) -> Any:
     try:
         import psycopg
-        from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
         from stategraph.store.postgres import MIGRATIONS, PostgresStore
     except ImportError as exc:
-        raise CliError(
-            f"A PostgreSQL store needs psycopg: {_PG_HINT} ({exc}).", EXIT_MISSING_DEPENDENCY
-        ) from exc
+        raise missing_extra("A PostgreSQL store needs psycopg", "postgres", exc) from exc
     try:
-        conninfo = conninfo_to_dict(url)
+        read_only = read_only_conninfo(url)
     except psycopg.ProgrammingError as exc:
         raise CliError(f"--store: not a valid PostgreSQL URL ({exc}).", EXIT_USAGE) from exc
     if not allow_writes:
-        options = str(conninfo.get("options") or "")
-        url = make_conninfo(url, options=f"{options} -c default_transaction_read_only=on".strip())
+        url = read_only
     try:
         conn = psycopg.connect(url, autocommit=True)
     except psycopg.Error as exc:

@@ -11,10 +11,10 @@ from typing import Any
 
 from stategraph.cli._numbers import whole_number
 from stategraph.cli.errors import (
-    EXIT_MISSING_DEPENDENCY,
     EXIT_OK,
     EXIT_USAGE,
     CliError,
+    missing_extra,
 )
 from stategraph.cli.loading import load_graph
 from stategraph.cli.savers import add_saver_arguments, open_checkpoint_saver
@@ -126,10 +126,7 @@ def run(args: argparse.Namespace) -> int:
         from stategraph.studio.reading import thread_index_for, warm
         from stategraph.studio.serving import serve
     except ImportError as exc:
-        raise CliError(
-            f"The studio needs its extra: pip install 'stategraph[studio]' ({exc}).",
-            EXIT_MISSING_DEPENDENCY,
-        ) from exc
+        raise missing_extra("The studio needs its extra", "studio", exc) from exc
     token = args.token
     if not is_loopback(args.host) and not token:
         raise CliError(

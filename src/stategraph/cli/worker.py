@@ -12,7 +12,7 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from stategraph.cli.errors import EXIT_MISSING_DEPENDENCY, EXIT_OK, EXIT_USAGE, CliError
+from stategraph.cli.errors import EXIT_OK, EXIT_USAGE, CliError, missing_extra
 from stategraph.cli.serve import add_common_arguments, server_config
 
 __all__ = ["add_parser", "run"]
@@ -62,10 +62,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         from stategraph.server._app import ServeOptions
     except ImportError as exc:
-        raise CliError(
-            f"The worker needs the server extra: pip install 'stategraph[server]' ({exc}).",
-            EXIT_MISSING_DEPENDENCY,
-        ) from exc
+        raise missing_extra("The worker needs the server extra", "server", exc) from exc
     if args.concurrency < 1:
         raise CliError(f"--concurrency must be >= 1, got {args.concurrency}.", EXIT_USAGE)
     config = server_config(args)

@@ -15,7 +15,10 @@ name in checkpoints).
 
 from __future__ import annotations
 
-from stategraph.messages.base import (
+from stategraph.messages import base as _base
+from stategraph.messages import chunks as _chunks
+from stategraph.messages import utils as _utils
+from stategraph.messages.base import (  # noqa: F401 (in __all__, from base.__all__)
     AIMessage,
     AnyMessage,
     BaseMessage,
@@ -30,7 +33,7 @@ from stategraph.messages.base import (
     ToolMessage,
     UsageMetadata,
 )
-from stategraph.messages.chunks import (
+from stategraph.messages.chunks import (  # noqa: F401 (in __all__, from chunks.__all__)
     AIMessageChunk,
     BaseMessageChunk,
     ChatMessageChunk,
@@ -40,8 +43,8 @@ from stategraph.messages.chunks import (
     ToolMessageChunk,
     message_chunk_to_message,
 )
-from stategraph.messages.convert import _convert_one, convert_to_messages
-from stategraph.messages.utils import (
+from stategraph.messages.convert import _convert_one, convert_to_messages  # noqa: F401
+from stategraph.messages.utils import (  # noqa: F401 (in __all__, from utils.__all__)
     count_tokens_approximately,
     filter_messages,
     get_buffer_string,
@@ -51,59 +54,21 @@ from stategraph.messages.utils import (
     trim_messages,
 )
 
-__all__ = [
-    "BaseMessage",
-    "HumanMessage",
-    "AIMessage",
-    "SystemMessage",
-    "ToolMessage",
-    "ChatMessage",
-    "RemoveMessage",
-    "AnyMessage",
-    "MessageContent",
-    "MessageLikeRepresentation",
-    "ToolCall",
-    "InvalidToolCall",
-    "UsageMetadata",
-    "BaseMessageChunk",
-    "AIMessageChunk",
-    "HumanMessageChunk",
-    "SystemMessageChunk",
-    "ToolMessageChunk",
-    "ChatMessageChunk",
-    "ToolCallChunk",
-    "message_chunk_to_message",
-    "convert_to_messages",
-    "trim_messages",
-    "filter_messages",
-    "messages_to_dict",
-    "messages_from_dict",
-    "message_to_dict",
-    "get_buffer_string",
-    "count_tokens_approximately",
-    "_convert_one",
-]
+# The package's names are its modules' (the public ones of ``utils`` but its
+# ``MessagesTransform``), plus ``convert_to_messages``; ``_convert_one`` is imported by the
+# checkpoint serializer from here.
+__all__: list[str] = []
+__all__ += _base.__all__
+__all__ += _chunks.__all__
+__all__ += ["convert_to_messages"]
+__all__ += _utils.__all__
+__all__.remove("MessagesTransform")
+__all__.append("_convert_one")
 
 # The classes report this package as their module: it is their public home and the
 # name checkpoints record (so the file layout inside the package can change freely).
-for _cls in (
-    BaseMessage,
-    HumanMessage,
-    AIMessage,
-    SystemMessage,
-    ToolMessage,
-    ChatMessage,
-    RemoveMessage,
-    ToolCall,
-    InvalidToolCall,
-    UsageMetadata,
-    BaseMessageChunk,
-    AIMessageChunk,
-    HumanMessageChunk,
-    SystemMessageChunk,
-    ToolMessageChunk,
-    ChatMessageChunk,
-    ToolCallChunk,
-):
-    _cls.__module__ = __name__
-del _cls
+for _name in [*_base.__all__, *_chunks.__all__]:
+    _obj = globals()[_name]
+    if isinstance(_obj, type):
+        _obj.__module__ = __name__
+del _name, _obj

@@ -82,7 +82,12 @@ def _text(message: Any) -> str:
         value = text()
         if isinstance(value, str):
             return value
-    content = getattr(message, "content", "")
+    return content_text(getattr(message, "content", ""))
+
+
+def content_text(content: Any) -> str:
+    """A message content as plain text: a string as it is, else its strings and the
+    ``text`` of its text blocks, joined."""
     if isinstance(content, str):
         return content
     return "".join(

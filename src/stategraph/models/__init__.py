@@ -14,7 +14,9 @@ Names are imported lazily, so ``import stategraph.models`` stays cheap.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from stategraph._lazy import lazy_attributes
 
 __all__ = ["ChatModel", "ChatModelProtocol", "tool_spec"]
 
@@ -29,16 +31,4 @@ if TYPE_CHECKING:
     from stategraph.models.base import ChatModel, ChatModelProtocol
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'stategraph.models' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY, globals())

@@ -13,7 +13,15 @@ import importlib
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["ClientSettings", "build_clients", "one_of"]
+__all__ = ["SDK_ALIASES", "ClientSettings", "build_clients", "one_of"]
+
+SDK_ALIASES: dict[str, tuple[str, ...]] = {
+    "max_retries": ("max_retries",),
+    "default_headers": ("default_headers",),
+    "http_client": ("http_client",),
+    "http_async_client": ("http_async_client",),
+}
+"""The settings both SDKs (``openai``, ``anthropic``) take under the same names."""
 
 
 class ClientSettings:

@@ -17,14 +17,15 @@ tool calls ``tool_use`` blocks. Streaming yields text and tool-input deltas as
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from stategraph.messages import AIMessage, AIMessageChunk
-from stategraph.models._clients import ClientSettings, build_clients
+from stategraph.messages.utils import content_text
+from stategraph.models._clients import SDK_ALIASES, ClientSettings
 from stategraph.models._clients import one_of as _one_of
+from stategraph.models._sdk import SdkChatModel
 from stategraph.models._tools import ToolSpec
-from stategraph.models.base import ChatModel
 
 __all__ = ["ChatAnthropic", "to_anthropic_messages", "to_anthropic_tools"]
 
@@ -51,16 +52,6 @@ def _blocks(content: Any) -> list[dict[str, Any]]:
     return blocks
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    return "".join(
-        b if isinstance(b, str) else str(b.get("text", ""))
-        for b in content
-        if isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text")
-    )
-
-
 def to_anthropic_messages(messages: list[Any]) -> tuple[str | None, list[dict[str, Any]]]:
     """``(system, messages)`` in Messages API wire format."""
     system: list[str] = []
@@ -77,7 +68,7 @@ def to_anthropic_messages(messages: list[Any]) -> tuple[str | None, list[dict[st
         kind = _CHUNK_KINDS.get(raw_kind, raw_kind)
         content = getattr(message, "content", "")
         if kind == "system":
-            system.append(_text(content))
+            system.append(content_text(content))
         elif kind == "human":
             add("user", _blocks(content))
         elif kind == "ai":
@@ -259,15 +250,12 @@ _SETTINGS = ClientSettings(
         "api_key": ("api_key", "anthropic_api_key"),
         "base_url": ("base_url", "anthropic_api_url"),
         "timeout": ("timeout", "default_request_timeout"),
-        "max_retries": ("max_retries",),
-        "default_headers": ("default_headers",),
-        "http_client": ("http_client",),
-        "http_async_client": ("http_async_client",),
+        **SDK_ALIASES,
     },
 )
 
 
-class ChatAnthropic(ChatModel):
+class ChatAnthropic(SdkChatModel):
     """A chat model over Anthropic's Messages API, through the ``anthropic`` SDK.
 
     Build it as with langchain-anthropic: ``ChatAnthropic(model="claude-sonnet-4-5",
@@ -286,6 +274,8 @@ class ChatAnthropic(ChatModel):
     """
 
     provider = "anthropic"
+    _settings = _SETTINGS
+    _example_model = "claude-sonnet-4-5"
 
     def __init__(
         self,
@@ -302,24 +292,7 @@ class ChatAnthropic(ChatModel):
         super().__init__(tags=tags, name=name)
         model = _one_of(model, extra, "model_name", "model")
         max_tokens = _one_of(max_tokens, extra, "max_tokens_to_sample", "max_tokens")
-        if not model or not isinstance(model, str):
-            raise ValueError(
-                "ChatAnthropic needs the model name: ChatAnthropic(model='claude-sonnet-4-5', ...)."
-            )
-        settings = _SETTINGS.pop_settings(extra)
-        if client is None and async_client is None:
-            client, async_client = build_clients(_SETTINGS, settings)
-        elif settings:
-            raise TypeError(
-                f"ChatAnthropic got a ready client and the client settings {sorted(settings)}; "
-                "configure the client you pass (anthropic.Anthropic(api_key=..., base_url=...)), "
-                "or pass only the settings and let ChatAnthropic build the client."
-            )
-        if type(client).__name__.startswith("Async") and async_client is None:
-            self.client, self.async_client = None, client
-        else:
-            self.client, self.async_client = client, async_client
-        self.model_name = model
+        self._connect(model, client, async_client, extra)
         self.params: dict[str, Any] = {"max_tokens": 1024 if max_tokens is None else max_tokens}
         self.params.update(extra.pop("model_kwargs", None) or {})
         self.params.update(extra)
@@ -338,68 +311,11 @@ class ChatAnthropic(ChatModel):
                 request["tool_choice"] = choice
         return request
 
-    def _sync_client(self) -> Any:
-        if self.client is None:
-            raise RuntimeError(
-                "This ChatAnthropic has only an async client; call it with ainvoke()/astream() "
-                "or give it an anthropic.Anthropic client too."
-            )
-        return self.client
+    def _create(self, client: Any) -> Any:
+        return client.messages.create
 
-    def _generate(
-        self, messages: list[Any], *, tools: list[ToolSpec], tool_choice: Any, **options: Any
-    ) -> AIMessage:
-        request = {**self._request(messages, tools, tool_choice), **options}
-        return _response_message(self._sync_client().messages.create(**request))
+    def _reply(self, response: Any) -> AIMessage:
+        return _response_message(response)
 
-    def _stream(
-        self, messages: list[Any], *, tools: list[ToolSpec], tool_choice: Any, **options: Any
-    ) -> Iterator[AIMessageChunk]:
-        request = {**self._request(messages, tools, tool_choice), **options, "stream": True}
-        stream = self._sync_client().messages.create(**request)
-        reader = _StreamReader()
-        try:
-            for event in stream:
-                chunk = reader.chunk(event)
-                if chunk is not None:
-                    yield chunk
-        finally:
-            close = getattr(stream, "close", None)
-            if callable(close):
-                close()
-
-    async def _agenerate(
-        self, messages: list[Any], *, tools: list[ToolSpec], tool_choice: Any, **options: Any
-    ) -> AIMessage:
-        if self.async_client is None:
-            import asyncio
-
-            return await asyncio.to_thread(
-                self._generate, messages, tools=tools, tool_choice=tool_choice, **options
-            )
-        request = {**self._request(messages, tools, tool_choice), **options}
-        return _response_message(await self.async_client.messages.create(**request))
-
-    async def _astream(
-        self, messages: list[Any], *, tools: list[ToolSpec], tool_choice: Any, **options: Any
-    ) -> AsyncIterator[AIMessageChunk]:
-        if self.async_client is None:
-            async for chunk in super()._astream(
-                messages, tools=tools, tool_choice=tool_choice, **options
-            ):
-                yield chunk
-            return
-        request = {**self._request(messages, tools, tool_choice), **options, "stream": True}
-        stream = await self.async_client.messages.create(**request)
-        reader = _StreamReader()
-        try:
-            async for event in stream:
-                piece = reader.chunk(event)
-                if piece is not None:
-                    yield piece
-        finally:
-            close = getattr(stream, "close", None)
-            if callable(close):
-                result = close()
-                if hasattr(result, "__await__"):
-                    await result
+    def _chunk_reader(self) -> Any:
+        return _StreamReader().chunk

@@ -18,14 +18,14 @@ sync and async (pass an ``AsyncOpenAI`` as ``async_client``, or as the only clie
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from stategraph.messages import AIMessage, AIMessageChunk
-from stategraph.models._clients import ClientSettings, build_clients
+from stategraph.models._clients import SDK_ALIASES, ClientSettings
 from stategraph.models._clients import one_of as _one_of
+from stategraph.models._sdk import SdkChatModel
 from stategraph.models._tools import ToolSpec
-from stategraph.models.base import ChatModel
 
 __all__ = ["ChatOpenAI", "to_openai_messages", "to_openai_tools"]
 
@@ -251,16 +251,13 @@ _SETTINGS = ClientSettings(
         "base_url": ("base_url", "openai_api_base"),
         "organization": ("organization", "openai_organization"),
         "timeout": ("timeout", "request_timeout"),
-        "max_retries": ("max_retries",),
-        "default_headers": ("default_headers",),
         "default_query": ("default_query",),
-        "http_client": ("http_client",),
-        "http_async_client": ("http_async_client",),
+        **SDK_ALIASES,
     },
 )
 
 
-class ChatOpenAI(ChatModel):
+class ChatOpenAI(SdkChatModel):
     """A chat model over OpenAI's Chat Completions endpoint, through the ``openai`` SDK.
 
     Build it as with langchain-openai: ``ChatOpenAI(model="gpt-4o-mini", api_key=...,
@@ -281,6 +278,8 @@ class ChatOpenAI(ChatModel):
     """
 
     provider = "openai"
+    _settings = _SETTINGS
+    _example_model = "gpt-4o-mini"
 
     def __init__(
         self,
@@ -298,24 +297,7 @@ class ChatOpenAI(ChatModel):
         super().__init__(tags=tags, name=name)
         model = _one_of(model, extra, "model_name", "model")
         max_tokens = _one_of(max_tokens, extra, "max_completion_tokens", "max_tokens")
-        if not model or not isinstance(model, str):
-            raise ValueError(
-                "ChatOpenAI needs the model name: ChatOpenAI(model='gpt-4o-mini', ...)."
-            )
-        settings = _SETTINGS.pop_settings(extra)
-        if client is None and async_client is None:
-            client, async_client = build_clients(_SETTINGS, settings)
-        elif settings:
-            raise TypeError(
-                f"ChatOpenAI got a ready client and the client settings {sorted(settings)}; "
-                "configure the client you pass (openai.OpenAI(api_key=..., base_url=...)), "
-                "or pass only the settings and let ChatOpenAI build the client."
-            )
-        if _is_async_client(client) and async_client is None:
-            self.client, self.async_client = None, client
-        else:
-            self.client, self.async_client = client, async_client
-        self.model_name = model
+        self._connect(model, client, async_client, extra)
         self.params: dict[str, Any] = dict(extra.pop("model_kwargs", None) or {})
         self.params.update(extra)
         if temperature is not None:
@@ -337,70 +319,18 @@ class ChatOpenAI(ChatModel):
                 request["tool_choice"] = choice
         return request
 
-    def _sync_client(self) -> Any:
-        if self.client is None:
-            raise RuntimeError(
-                "This ChatOpenAI has only an async client; call it with ainvoke()/astream() "
-                "or give it an openai.OpenAI client too."
-            )
-        return self.client
+    def _is_async_client(self, client: Any) -> bool:
+        return _is_async_client(client)
 
-    def _generate(
-        self, messages: list[Any], *, tools: list[ToolSpec], tool_choice: Any, **options: Any
-    ) -> AIMessage:
-        request = {**self._request(messages, tools, tool_choice), **options}
-        return _response_message(self._sync_client().chat.completions.create(**request))
+    def _create(self, client: Any) -> Any:
+        return client.chat.completions.create
 
-    def _stream(
-        self, messages: list[Any], *, tools: list[ToolSpec], tool_choice: Any, **options: Any
-    ) -> Iterator[AIMessageChunk]:
-        request = {**self._request(messages, tools, tool_choice), **options, "stream": True}
+    def _reply(self, response: Any) -> AIMessage:
+        return _response_message(response)
+
+    def _chunk_reader(self) -> Any:
+        return _chunk_message
+
+    def _streaming(self, request: dict[str, Any]) -> None:
         if self.stream_usage:
             request.setdefault("stream_options", {"include_usage": True})
-        stream = self._sync_client().chat.completions.create(**request)
-        try:
-            for event in stream:
-                chunk = _chunk_message(event)
-                if chunk is not None:
-                    yield chunk
-        finally:
-            close = getattr(stream, "close", None)
-            if callable(close):
-                close()
-
-    async def _agenerate(
-        self, messages: list[Any], *, tools: list[ToolSpec], tool_choice: Any, **options: Any
-    ) -> AIMessage:
-        if self.async_client is None:
-            import asyncio
-
-            return await asyncio.to_thread(
-                self._generate, messages, tools=tools, tool_choice=tool_choice, **options
-            )
-        request = {**self._request(messages, tools, tool_choice), **options}
-        return _response_message(await self.async_client.chat.completions.create(**request))
-
-    async def _astream(
-        self, messages: list[Any], *, tools: list[ToolSpec], tool_choice: Any, **options: Any
-    ) -> AsyncIterator[AIMessageChunk]:
-        if self.async_client is None:
-            async for chunk in super()._astream(
-                messages, tools=tools, tool_choice=tool_choice, **options
-            ):
-                yield chunk
-            return
-        request = {**self._request(messages, tools, tool_choice), **options, "stream": True}
-        if self.stream_usage:
-            request.setdefault("stream_options", {"include_usage": True})
-        stream = await self.async_client.chat.completions.create(**request)
-        try:
-            async for event in stream:
-                piece = _chunk_message(event)
-                if piece is not None:
-                    yield piece
-        finally:
-            close = getattr(stream, "close", None)
-            if callable(close):
-                result = close()
-                if hasattr(result, "__await__"):
-                    await result

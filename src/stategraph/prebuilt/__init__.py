@@ -6,7 +6,9 @@ Names are imported lazily, so ``import stategraph.prebuilt`` stays cheap.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from stategraph._lazy import lazy_attributes
 
 __all__ = [
     "AgentState",
@@ -69,16 +71,4 @@ if TYPE_CHECKING:
     from stategraph.prebuilt.tools import Tool, ToolInvocationError, tool
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'stategraph.prebuilt' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY, globals())

@@ -225,23 +225,6 @@ class _SubgraphRunStreamMixin:
     status: str
     error: str | None
 
-    def _init_handle(
-        self, path: tuple[str, ...], graph_name: str | None, trigger_call_id: str | None
-    ) -> None:
-        self.path = tuple(path)
-        self.graph_name = graph_name
-        self.trigger_call_id = trigger_call_id
-        self.status = "started"
-        self.error = None
-
-    def _terminal_error(self) -> None:
-        if self.status == "failed":
-            raise RuntimeError(self.error or f"subgraph {self.path} failed")
-
-
-class SubgraphRunStream(GraphRunStream, _SubgraphRunStreamMixin):
-    """A subgraph run seen from its parent's ``run.subgraphs`` (sync)."""
-
     def __init__(
         self,
         mux: StreamMux,
@@ -250,11 +233,24 @@ class SubgraphRunStream(GraphRunStream, _SubgraphRunStreamMixin):
         graph_name: str | None = None,
         trigger_call_id: str | None = None,
     ) -> None:
-        GraphRunStream.__init__(self, None, mux, wire_pump=False)
-        self._init_handle(path, graph_name, trigger_call_id)
+        # the run stream class that follows this mixin, fed by the parent's pump
+        super().__init__(None, mux, wire_pump=False)  # type: ignore[call-arg]
+        self.path = tuple(path)
+        self.graph_name = graph_name
+        self.trigger_call_id = trigger_call_id
+        self.status = "started"
+        self.error = None
 
     def __repr__(self) -> str:
-        return f"SubgraphRunStream(path={self.path!r}, status={self.status!r})"
+        return f"{type(self).__name__}(path={self.path!r}, status={self.status!r})"
+
+    def _terminal_error(self) -> None:
+        if self.status == "failed":
+            raise RuntimeError(self.error or f"subgraph {self.path} failed")
+
+
+class SubgraphRunStream(_SubgraphRunStreamMixin, GraphRunStream):
+    """A subgraph run seen from its parent's ``run.subgraphs`` (sync)."""
 
     def _pump_next(self) -> bool:
         if self.status != "started" or self._mux._closed:
@@ -402,22 +398,8 @@ class AsyncGraphRunStream(_RunState):
         return self._mux._events.__aiter__()
 
 
-class AsyncSubgraphRunStream(AsyncGraphRunStream, _SubgraphRunStreamMixin):
+class AsyncSubgraphRunStream(_SubgraphRunStreamMixin, AsyncGraphRunStream):
     """A subgraph run seen from its parent's ``run.subgraphs`` (async)."""
-
-    def __init__(
-        self,
-        mux: StreamMux,
-        *,
-        path: tuple[str, ...],
-        graph_name: str | None = None,
-        trigger_call_id: str | None = None,
-    ) -> None:
-        AsyncGraphRunStream.__init__(self, None, mux, wire_pump=False)
-        self._init_handle(path, graph_name, trigger_call_id)
-
-    def __repr__(self) -> str:
-        return f"AsyncSubgraphRunStream(path={self.path!r}, status={self.status!r})"
 
     async def _apump_next(self) -> bool:
         if self.status != "started" or self._mux._closed:

@@ -24,20 +24,17 @@ from stategraph.types import Command
 __all__ = ["action_routes"]
 
 
-def _studio(request: Request) -> Studio:
+async def _writing(request: Request, what: str) -> tuple[Any, dict[str, Any], str]:
+    """``(graph, body, thread_id)`` of an action that writes, once the studio allows
+    writes and has the graph (``what`` names the action in the error otherwise)."""
     studio: Studio = request.app.state.studio
-    return studio
-
-
-async def _json(request: Request) -> dict[str, Any]:
-    return await read_json_object(request)
-
-
-def _thread(body: dict[str, Any]) -> str:
+    studio.need_writes(what)
+    graph = studio.need_graph(what)
+    body = await read_json_object(request)
     thread_id = body.get("thread_id")
     if thread_id is None or thread_id == "":
         raise StudioError("Name the thread (thread_id).", 422)
-    return identifier(thread_id, "thread_id")
+    return graph, body, identifier(thread_id, "thread_id")
 
 
 def _config(thread_id: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -59,11 +56,7 @@ def _page(thread_id: str, config: dict[str, Any] | None = None) -> str:
 
 async def answer(request: Request) -> Response:
     """Resume a pending interrupt with a JSON answer valid for its response schema."""
-    studio = _studio(request)
-    studio.need_writes("Answering an interrupt")
-    graph = studio.need_graph("Answering an interrupt")
-    body = await _json(request)
-    thread_id = _thread(body)
+    graph, body, thread_id = await _writing(request, "Answering an interrupt")
     interrupt_id = identifier(body.get("interrupt_id"), "interrupt_id")
     config = _config(thread_id, body)
     snap = await run_in_threadpool(graph.get_state, config)
@@ -94,11 +87,7 @@ async def answer(request: Request) -> Response:
 
 async def update(request: Request) -> Response:
     """``update_state`` as a node (or as no node) on the checkpoint shown."""
-    studio = _studio(request)
-    studio.need_writes("Updating the state")
-    graph = studio.need_graph("Updating the state")
-    body = await _json(request)
-    thread_id = _thread(body)
+    graph, body, thread_id = await _writing(request, "Updating the state")
     values = body.get("values")
     if values is not None and not isinstance(values, dict):
         return JsonResponse({"errors": ["Values must be a JSON object (state keys)."]}, 422)
@@ -113,11 +102,7 @@ async def update(request: Request) -> Response:
 
 async def fork(request: Request) -> Response:
     """A new head of the thread copied from an earlier checkpoint (run from there next)."""
-    studio = _studio(request)
-    studio.need_writes("Forking")
-    graph = studio.need_graph("Forking")
-    body = await _json(request)
-    thread_id = _thread(body)
+    graph, body, thread_id = await _writing(request, "Forking")
     if not optional_id(body, "checkpoint_id"):
         raise StudioError("Name the checkpoint to fork from (checkpoint_id).", 422)
     new = await run_in_threadpool(graph.update_state, _config(thread_id, body), None)
