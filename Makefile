@@ -1,11 +1,22 @@
 # The two entry points of the README: `make demo` and `make test`.
 # Each creates its own virtualenv, so a fresh machine needs only Python 3.10+ and make.
 #
-# `make test` runs every check target listed in TEST_TARGETS, in order:
-#   lint, typecheck, typing, layers, docs  static checks and the documentation build
+# `make test` runs every check target listed in TEST_TARGETS, in order, cheapest first:
+#   lint, layers, typecheck, docs, typing  static checks and the documentation build
 #   unit                                   the test suite on $(PYTHON)
 #   unit-py3.X                             the test suite again on each other supported
 #                                          Python found (pyenv or PATH); skipped if absent
+#   unit-langchain, unit-server,           the extra test environments (end of this file)
+#   studio-browser
+#
+# What runs in parallel: the targets run one after another; inside `unit`, `unit-py3.X`,
+# `unit-langchain` and `unit-server` pytest runs on $(PYTEST_WORKERS) worker processes
+# (pytest-xdist, `--dist loadgroup`: a test module runs whole on one worker, so its
+# module-scoped fixtures are set up once; the tests on real Ray and Dask clusters all
+# run on one worker, see tests/conftest.py). Each worker gets its own PostgreSQL
+# database, `<db>_gw0`, `<db>_gw1`, made afresh from STATEGRAPH_TEST_PG's server
+# (default the `test` database) and dropped at the end. `PYTEST_WORKERS=0` runs serially.
+#
 # To add a test environment (an optional integration, a browser...), write a target
 # that creates what it needs and runs its tests, then append it to TEST_TARGETS in the
 # "Extra test environments" section near the end.
@@ -14,6 +25,10 @@ PYTHON ?= python3
 TEST_VENV ?= .venv-test
 DEMO_VENV ?= .venv-demo
 PYTEST_ARGS ?=
+# pytest-xdist workers of the test suites (0: no xdist, one process)
+PYTEST_WORKERS ?= 2
+PYTEST_PARALLEL := $(if $(filter 0,$(PYTEST_WORKERS)),-p no:xdist,-n $(PYTEST_WORKERS) --dist loadgroup)
+PYTEST := -m pytest -q -p no:cacheprovider $(PYTEST_PARALLEL)
 # extras installed for the main test run (tools, docs, notebook and example deps)
 TEST_EXTRAS ?= dev
 # a second environment with langchain-core, for the LangChain interop tests
@@ -27,7 +42,7 @@ OTHER_PYTHONS := $(filter-out $(MAIN_VERSION),$(SUPPORTED_PYTHONS))
 python_for = $(firstword $(wildcard $(HOME)/.pyenv/versions/$(1).*/bin/python$(1)) $(shell command -v python$(1) 2>/dev/null))
 UNIT_OTHERS := $(addprefix unit-py,$(OTHER_PYTHONS))
 
-TEST_TARGETS := lint typecheck typing layers docs unit $(UNIT_OTHERS)
+TEST_TARGETS := lint layers typecheck docs typing unit $(UNIT_OTHERS)
 
 .PHONY: demo test lint typecheck typing layers docs unit $(UNIT_OTHERS) bench clean
 
@@ -66,7 +81,7 @@ docs: $(TEST_VENV)/.installed
 	NO_MKDOCS_2_WARNING=1 $(TEST_VENV)/bin/mkdocs build --strict --site-dir .site
 
 unit: $(TEST_VENV)/.installed
-	$(TEST_VENV)/bin/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+	$(TEST_VENV)/bin/python $(PYTEST) $(PYTEST_ARGS)
 
 # The suite on another supported Python (its own venv, `.[test]` only).
 $(UNIT_OTHERS): unit-py%:
@@ -79,7 +94,7 @@ $(UNIT_OTHERS): unit-py%:
 		$$venv/bin/python -m pip install -q -e ".[test]" && touch $$venv/.installed || exit 1; \
 	fi; \
 	echo "== test suite on Python $* ($$py)"; \
-	$$venv/bin/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+	$$venv/bin/python $(PYTEST) $(PYTEST_ARGS)
 
 bench: $(TEST_VENV)/.installed
 	$(TEST_VENV)/bin/python -m bench
@@ -112,7 +127,7 @@ $(LC_VENV)/.installed: pyproject.toml
 	touch $@
 
 unit-langchain: $(LC_VENV)/.installed
-	$(LC_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/interop $(PYTEST_ARGS)
+	$(LC_VENV)/bin/python $(PYTEST) tests/interop $(PYTEST_ARGS)
 .PHONY: unit-langchain
 TEST_TARGETS += unit-langchain
 
@@ -130,7 +145,7 @@ $(SERVER_VENV)/.installed: pyproject.toml
 
 unit-server: $(SERVER_VENV)/.installed
 	STATEGRAPH_TEST_PG=$${STATEGRAPH_TEST_PG:-postgresql://postgres@127.0.0.1:5432/test} \
-		$(SERVER_VENV)/bin/python -m pytest -q -p no:cacheprovider -m server tests/server $(PYTEST_ARGS)
+		$(SERVER_VENV)/bin/python $(PYTEST) -m server tests/server $(PYTEST_ARGS)
 .PHONY: unit-server
 TEST_TARGETS += unit-server
 
