@@ -29,6 +29,15 @@ PYTEST_ARGS ?=
 PYTEST_WORKERS ?= 2
 PYTEST_PARALLEL := $(if $(filter 0,$(PYTEST_WORKERS)),-p no:xdist,-n $(PYTEST_WORKERS) --dist loadgroup)
 PYTEST := -m pytest -q -p no:cacheprovider $(PYTEST_PARALLEL)
+# Tests that run a static target's own command again (`mkdocs build --strict`, the
+# typing corpus under mypy --strict and pyright, with the project's config, so on any
+# Python they give what `docs` and `typing` gave). They stay for a bare `pytest`; the
+# suites of `make unit*` leave them out, as `make test` runs those targets first.
+RERUNS_OF_STATIC_CHECKS := \
+	tests/docs/test_reference.py::test_site_builds_strict_without_a_warning \
+	tests/package_metadata/test_typing_corpus.py::test_corpus_passes_mypy_strict \
+	tests/package_metadata/test_typing_corpus.py::test_corpus_passes_pyright_strict
+SUITE := $(PYTEST) $(addprefix --deselect ,$(RERUNS_OF_STATIC_CHECKS))
 # extras installed for the main test run (tools, docs, notebook and example deps)
 TEST_EXTRAS ?= dev
 # a second environment with langchain-core, for the LangChain interop tests
@@ -48,14 +57,14 @@ TEST_TARGETS := lint layers typecheck docs typing unit $(UNIT_OTHERS)
 
 $(TEST_VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(TEST_VENV)
-	$(TEST_VENV)/bin/python -m pip install -q --upgrade pip
-	$(TEST_VENV)/bin/python -m pip install -q -e ".[$(TEST_EXTRAS)]"
+	$(TEST_VENV)/bin/python -m pip install -qq --upgrade pip
+	$(TEST_VENV)/bin/python -m pip install -qq -e ".[$(TEST_EXTRAS)]"
 	touch $@
 
 $(DEMO_VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(DEMO_VENV)
-	$(DEMO_VENV)/bin/python -m pip install -q --upgrade pip
-	$(DEMO_VENV)/bin/python -m pip install -q -e .
+	$(DEMO_VENV)/bin/python -m pip install -qq --upgrade pip
+	$(DEMO_VENV)/bin/python -m pip install -qq -e .
 	touch $@
 
 demo: $(DEMO_VENV)/.installed
@@ -74,14 +83,14 @@ typing: $(TEST_VENV)/.installed
 	$(TEST_VENV)/bin/pyright --pythonpath $(TEST_VENV)/bin/python
 
 layers: $(TEST_VENV)/.installed
-	$(TEST_VENV)/bin/lint-imports
+	$(TEST_VENV)/bin/lint-imports --no-logo
 
 # The documentation site: broken links and missing API entries fail the build.
 docs: $(TEST_VENV)/.installed
 	NO_MKDOCS_2_WARNING=1 $(TEST_VENV)/bin/mkdocs build --strict --site-dir .site
 
 unit: $(TEST_VENV)/.installed
-	$(TEST_VENV)/bin/python $(PYTEST) $(PYTEST_ARGS)
+	$(TEST_VENV)/bin/python $(SUITE) $(PYTEST_ARGS)
 
 # The suite on another supported Python (its own venv, `.[test]` only).
 $(UNIT_OTHERS): unit-py%:
@@ -90,11 +99,11 @@ $(UNIT_OTHERS): unit-py%:
 	venv=.venv-test-py$*; \
 	if [ ! -f $$venv/.installed ] || [ pyproject.toml -nt $$venv/.installed ]; then \
 		$$py -m venv $$venv && \
-		$$venv/bin/python -m pip install -q --upgrade pip && \
-		$$venv/bin/python -m pip install -q -e ".[test]" && touch $$venv/.installed || exit 1; \
+		$$venv/bin/python -m pip install -qq --upgrade pip && \
+		$$venv/bin/python -m pip install -qq -e ".[test]" && touch $$venv/.installed || exit 1; \
 	fi; \
 	echo "== test suite on Python $* ($$py)"; \
-	$$venv/bin/python $(PYTEST) $(PYTEST_ARGS)
+	$$venv/bin/python $(SUITE) $(PYTEST_ARGS)
 
 bench: $(TEST_VENV)/.installed
 	$(TEST_VENV)/bin/python -m bench
@@ -106,7 +115,7 @@ clean:
 # Extra test environments. Add a target here and append it to TEST_TARGETS:
 #
 #   test-foo: $(TEST_VENV)/.installed
-#   	$(TEST_VENV)/bin/python -m pip install -q -e ".[foo]"
+#   	$(TEST_VENV)/bin/python -m pip install -qq -e ".[foo]"
 #   	$(TEST_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/foo
 #   .PHONY: test-foo
 #   TEST_TARGETS += test-foo
@@ -121,9 +130,9 @@ LC_CORE_VERSION ?= 1.8.3
 LC_ECOSYSTEM ?= langchain==1.5.2 langgraph-swarm==0.1.0 langgraph-supervisor==0.0.31
 $(LC_VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(LC_VENV)
-	$(LC_VENV)/bin/python -m pip install -q --upgrade pip
-	$(LC_VENV)/bin/python -m pip install -q -e ".[test,langchain]" "langchain-core==$(LC_CORE_VERSION)"
-	$(LC_VENV)/bin/python -m pip install -q --no-deps $(LC_ECOSYSTEM)
+	$(LC_VENV)/bin/python -m pip install -qq --upgrade pip
+	$(LC_VENV)/bin/python -m pip install -qq -e ".[test,langchain]" "langchain-core==$(LC_CORE_VERSION)"
+	$(LC_VENV)/bin/python -m pip install -qq --no-deps $(LC_ECOSYSTEM)
 	touch $@
 
 unit-langchain: $(LC_VENV)/.installed
@@ -139,8 +148,8 @@ TEST_TARGETS += unit-langchain
 SERVER_VENV ?= .venv-test-server
 $(SERVER_VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(SERVER_VENV)
-	$(SERVER_VENV)/bin/python -m pip install -q --upgrade pip
-	$(SERVER_VENV)/bin/python -m pip install -q -e ".[test,server,server-test]"
+	$(SERVER_VENV)/bin/python -m pip install -qq --upgrade pip
+	$(SERVER_VENV)/bin/python -m pip install -qq -e ".[test,server,server-test]"
 	touch $@
 
 unit-server: $(SERVER_VENV)/.installed
@@ -164,7 +173,7 @@ studio-browser: $(TEST_VENV)/.installed
 			     "(apt-get install chromium) or set CHROMIUM=/path/to/chromium." >&2; exit 1; \
 		fi; \
 	fi
-	$(TEST_VENV)/bin/python -m pip install -q -e ".[studio]" "playwright>=1.40"
+	$(TEST_VENV)/bin/python -m pip install -qq -e ".[studio]" "playwright>=1.40"
 	STATEGRAPH_CHROMIUM=$(CHROMIUM) $(TEST_VENV)/bin/python -m pytest -q -p no:cacheprovider -m browser tests/studio $(PYTEST_ARGS)
 .PHONY: studio-browser
 TEST_TARGETS += studio-browser
@@ -173,7 +182,7 @@ TEST_TARGETS += studio-browser
 # The pictures of docs/screenshots.md (drawings, notebook, studio), made again in
 # Debian's Chromium driven by Playwright. Not part of `make test`.
 screenshots: $(TEST_VENV)/.installed
-	$(TEST_VENV)/bin/python -m pip install -q -e ".[studio]" "playwright>=1.40" nbconvert
+	$(TEST_VENV)/bin/python -m pip install -qq -e ".[studio]" "playwright>=1.40" nbconvert
 	STATEGRAPH_CHROMIUM=$(CHROMIUM) $(TEST_VENV)/bin/python tools/screenshots.py --out docs/screenshots
 .PHONY: screenshots
 
