@@ -53,18 +53,52 @@ UNIT_OTHERS := $(addprefix unit-py,$(OTHER_PYTHONS))
 
 TEST_TARGETS := lint layers typecheck docs typing unit $(UNIT_OTHERS)
 
-.PHONY: demo test lint typecheck typing layers docs unit $(UNIT_OTHERS) bench clean
+.PHONY: demo test lint typecheck typing layers docs unit $(UNIT_OTHERS) bench clean prefetch-venvs
+
+# The test environments are built one at a time (`pip install -e .` of two of them at
+# once would race on src/stategraph.egg-info): each build holds .venvs.lock (flock, when
+# the machine has it), then builds only if its venv is still missing or stale.
+VENV_LOCK := exec 9>.venvs.lock; if command -v flock >/dev/null 2>&1; then flock 9; fi;
+venv_fresh = if [ -f $(1) ] && [ ! pyproject.toml -nt $(1) ]; then exit 0; fi;
 
 $(TEST_VENV)/.installed: pyproject.toml
-	$(PYTHON) -m venv $(TEST_VENV)
-	$(TEST_VENV)/bin/python -m pip install -qq --upgrade pip
-	$(TEST_VENV)/bin/python -m pip install -qq -e ".[$(TEST_EXTRAS)]"
+	@$(VENV_LOCK) $(call venv_fresh,$@) \
+	echo "== creating $(TEST_VENV) (.[$(TEST_EXTRAS)])"; \
+	$(PYTHON) -m venv $(TEST_VENV) && \
+	$(TEST_VENV)/bin/python -m pip install -qq --upgrade pip && \
+	$(TEST_VENV)/bin/python -m pip install -qq -e ".[$(TEST_EXTRAS)]" && \
 	touch $@
 
+# the venv of another supported Python (`.[test]` only)
+.venv-test-py%/.installed: pyproject.toml
+	@$(VENV_LOCK) $(call venv_fresh,$@) \
+	py="$(call python_for,$*)"; venv=.venv-test-py$*; \
+	echo "== creating $$venv ($$py)"; \
+	$$py -m venv $$venv && \
+	$$venv/bin/python -m pip install -qq --upgrade pip && \
+	$$venv/bin/python -m pip install -qq -e ".[test]" && \
+	touch $@
+.PRECIOUS: .venv-test-py%/.installed
+
+# `make test` builds the venvs of its later targets in the background, in the order
+# those targets need them, while the static checks and the main suite run: pip spends
+# most of its time waiting on the disk and the package index, not on the CPU. A target
+# whose venv is still being built waits on the lock. Its log: .venvs.log.
+OTHERS_FOUND = $(foreach v,$(OTHER_PYTHONS),$(if $(call python_for,$(v)),$(v)))
+LATER_VENVS = $(foreach v,$(OTHERS_FOUND),$(if $(filter unit-py$(v),$(TEST_TARGETS)),.venv-test-py$(v)/.installed)) \
+	$(if $(filter unit-langchain,$(TEST_TARGETS)),$(LC_VENV)/.installed) \
+	$(if $(filter unit-server,$(TEST_TARGETS)),$(SERVER_VENV)/.installed)
+prefetch-venvs: $(TEST_VENV)/.installed
+	@if command -v flock >/dev/null 2>&1 && [ -n "$(strip $(LATER_VENVS))" ]; then \
+		echo "== building $(strip $(LATER_VENVS)) in the background (log: .venvs.log)"; \
+		$(MAKE) --no-print-directory -k $(LATER_VENVS) > .venvs.log 2>&1 & \
+	fi
+
 $(DEMO_VENV)/.installed: pyproject.toml
-	$(PYTHON) -m venv $(DEMO_VENV)
-	$(DEMO_VENV)/bin/python -m pip install -qq --upgrade pip
-	$(DEMO_VENV)/bin/python -m pip install -qq -e .
+	@$(VENV_LOCK) $(call venv_fresh,$@) \
+	$(PYTHON) -m venv $(DEMO_VENV) && \
+	$(DEMO_VENV)/bin/python -m pip install -qq --upgrade pip && \
+	$(DEMO_VENV)/bin/python -m pip install -qq -e . && \
 	touch $@
 
 demo: $(DEMO_VENV)/.installed
@@ -96,20 +130,16 @@ unit: $(TEST_VENV)/.installed
 $(UNIT_OTHERS): unit-py%:
 	@py="$(call python_for,$*)"; \
 	if [ -z "$$py" ]; then echo "Python $* not found: skipping its test run"; exit 0; fi; \
-	venv=.venv-test-py$*; \
-	if [ ! -f $$venv/.installed ] || [ pyproject.toml -nt $$venv/.installed ]; then \
-		$$py -m venv $$venv && \
-		$$venv/bin/python -m pip install -qq --upgrade pip && \
-		$$venv/bin/python -m pip install -qq -e ".[test]" && touch $$venv/.installed || exit 1; \
-	fi; \
-	echo "== test suite on Python $* ($$py)"; \
-	$$venv/bin/python $(SUITE) $(PYTEST_ARGS)
+	$(MAKE) --no-print-directory .venv-test-py$*/.installed && \
+	echo "== test suite on Python $* ($$py)" && \
+	.venv-test-py$*/bin/python $(SUITE) $(PYTEST_ARGS)
 
 bench: $(TEST_VENV)/.installed
 	$(TEST_VENV)/bin/python -m bench
 
 clean:
-	rm -rf $(TEST_VENV) $(DEMO_VENV) $(LC_VENV) .venv-test-py3.* .site .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(TEST_VENV) $(DEMO_VENV) $(LC_VENV) $(SERVER_VENV) .venv-test-py3.* .site .pytest_cache .mypy_cache .ruff_cache \
+		.venvs.lock .venvs.log
 
 # ---------------------------------------------------------------------------------
 # Extra test environments. Add a target here and append it to TEST_TARGETS:
@@ -129,10 +159,12 @@ clean:
 LC_CORE_VERSION ?= 1.8.3
 LC_ECOSYSTEM ?= langchain==1.5.2 langgraph-swarm==0.1.0 langgraph-supervisor==0.0.31
 $(LC_VENV)/.installed: pyproject.toml
-	$(PYTHON) -m venv $(LC_VENV)
-	$(LC_VENV)/bin/python -m pip install -qq --upgrade pip
-	$(LC_VENV)/bin/python -m pip install -qq -e ".[test,langchain]" "langchain-core==$(LC_CORE_VERSION)"
-	$(LC_VENV)/bin/python -m pip install -qq --no-deps $(LC_ECOSYSTEM)
+	@$(VENV_LOCK) $(call venv_fresh,$@) \
+	echo "== creating $(LC_VENV)"; \
+	$(PYTHON) -m venv $(LC_VENV) && \
+	$(LC_VENV)/bin/python -m pip install -qq --upgrade pip && \
+	$(LC_VENV)/bin/python -m pip install -qq -e ".[test,langchain]" "langchain-core==$(LC_CORE_VERSION)" && \
+	$(LC_VENV)/bin/python -m pip install -qq --no-deps $(LC_ECOSYSTEM) && \
 	touch $@
 
 unit-langchain: $(LC_VENV)/.installed
@@ -147,9 +179,11 @@ TEST_TARGETS += unit-langchain
 # langchain-core, which the main environment must not have.
 SERVER_VENV ?= .venv-test-server
 $(SERVER_VENV)/.installed: pyproject.toml
-	$(PYTHON) -m venv $(SERVER_VENV)
-	$(SERVER_VENV)/bin/python -m pip install -qq --upgrade pip
-	$(SERVER_VENV)/bin/python -m pip install -qq -e ".[test,server,server-test]"
+	@$(VENV_LOCK) $(call venv_fresh,$@) \
+	echo "== creating $(SERVER_VENV)"; \
+	$(PYTHON) -m venv $(SERVER_VENV) && \
+	$(SERVER_VENV)/bin/python -m pip install -qq --upgrade pip && \
+	$(SERVER_VENV)/bin/python -m pip install -qq -e ".[test,server,server-test]" && \
 	touch $@
 
 unit-server: $(SERVER_VENV)/.installed
@@ -173,6 +207,7 @@ studio-browser: $(TEST_VENV)/.installed
 			     "(apt-get install chromium) or set CHROMIUM=/path/to/chromium." >&2; exit 1; \
 		fi; \
 	fi
+	@$(VENV_LOCK) echo "== installing the studio extra and Playwright into $(TEST_VENV)"; \
 	$(TEST_VENV)/bin/python -m pip install -qq -e ".[studio]" "playwright>=1.40"
 	STATEGRAPH_CHROMIUM=$(CHROMIUM) $(TEST_VENV)/bin/python -m pytest -q -p no:cacheprovider -m browser tests/studio $(PYTEST_ARGS)
 .PHONY: studio-browser
@@ -191,4 +226,4 @@ screenshots: $(TEST_VENV)/.installed
 # Static checks and the docs first, then the whole test suite on every Python found.
 # pytest exits 5 when no test ran, which make treats as a failure. Keep this rule
 # last: make expands TEST_TARGETS when it reads it.
-test: $(TEST_TARGETS)
+test: prefetch-venvs $(TEST_TARGETS)
