@@ -55,3 +55,25 @@ async def test_nul_in_a_thread_id_given_directly_is_refused(api: Api) -> None:
     with pytest.raises(InvalidIdentifierError, match="thread_id"):
         await api.delete_thread("t\x00")
     assert len(await api.list(_cfg("t"))) == 1
+
+
+def test_the_shallow_postgres_saver_follows_the_same_rule() -> None:
+    from saver_harness import PgSchema
+
+    from stategraph.checkpoint.postgres.shallow import ShallowPostgresSaver
+
+    schema = PgSchema()
+    conn = schema.connect()
+    try:
+        saver = ShallowPostgresSaver(conn)
+        saver.setup()
+        with pytest.raises(InvalidIdentifierError, match="thread_id"):
+            saver.put(_cfg("a\x00"), empty_checkpoint(), {"step": 0}, {})
+        with pytest.raises(InvalidIdentifierError, match="checkpoint_ns"):
+            saver.get_tuple(_cfg("t", "n\x00"))
+        with pytest.raises(InvalidIdentifierError, match="thread_id"):
+            saver.delete_thread("t\x00")
+        assert list(saver.list(None)) == []
+    finally:
+        conn.close()
+        schema.drop()

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from typing_extensions import TypedDict
 
 __all__ = [
+    "partition",
     "TTLConfig",
     "PruneStrategy",
     "check_prune_args",
@@ -110,6 +111,31 @@ def keep_latest(tuples: Iterable[Any], keep_last: int) -> set[Node]:
         for cid in sorted(ids, reverse=True)[:keep_last]:
             keep.add((ns, cid))
     return keep
+
+
+def partition(
+    tuples: Iterable[Any], keep: set[Node], *, as_str: bool = True
+) -> tuple[list[Node], set[tuple[str, str, Any]], list[tuple[str, str, Any, Any]]]:
+    """Split a thread's checkpoints for a retention that keeps ``keep``: the
+    ``(ns, checkpoint_id)`` of those that go, the ``(ns, channel, version)`` the kept
+    ones refer to, and the kept values ``(ns, channel, version, value)`` (stored whole
+    again when their delta's base goes). Versions are ``str`` unless ``as_str=False``."""
+    drop: list[Node] = []
+    referenced: set[tuple[str, str, Any]] = set()
+    kept: list[tuple[str, str, Any, Any]] = []
+    for t in tuples:
+        conf = t.config["configurable"]
+        ns, cid = conf["checkpoint_ns"], conf["checkpoint_id"]
+        if (ns, cid) not in keep:
+            drop.append((ns, cid))
+            continue
+        values = t.checkpoint["channel_values"]
+        for channel, version in t.checkpoint["channel_versions"].items():
+            v = str(version) if as_str else version
+            referenced.add((ns, channel, v))
+            if channel in values:
+                kept.append((ns, channel, v, values[channel]))
+    return drop, referenced, kept
 
 
 def _internal(channel: str) -> bool:

@@ -29,6 +29,7 @@ from stategraph.checkpoint._retention import (
     check_ttl,
     close_over_deltas,
     keep_latest,
+    partition,
 )
 from stategraph.checkpoint._seal import Sealer, referenced, sealer_of, stored_base
 from stategraph.checkpoint._util import (
@@ -476,14 +477,10 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         strategy: PruneStrategy = "keep_latest",
         keep_last: int | None = None,
     ) -> None:
-        """Shrink the history of ``thread_ids``.
-
-        ``strategy="keep_latest"`` keeps the ``keep_last`` (default 1) newest
-        checkpoints of each namespace, with their pending writes, plus any ancestor a
-        kept checkpoint needs to rebuild its ``DeltaChannel`` values; values stored as
-        deltas are rewritten whole first, so every kept checkpoint stays readable.
-        ``strategy="delete"`` deletes the threads. Other threads are never touched.
-        """
+        """Shrink the history of ``thread_ids`` (semantics: "Retention" in
+        docs/persistence.md): ``"keep_latest"`` keeps the ``keep_last`` (default 1) newest
+        checkpoints per namespace and the ancestors their ``DeltaChannel`` values need,
+        ``"delete"`` deletes the threads. Runs under the saver's lock."""
         check_ids("prune", thread_ids=thread_ids)
         ids, n = check_prune_args(thread_ids, strategy, keep_last, "InMemorySaver")
         for tid in ids:
@@ -570,17 +567,7 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         self, tid: str, keep: set[tuple[str, str]], tuples: Sequence[CheckpointTuple]
     ) -> None:
         """Keep only the checkpoints ``keep`` of thread ``tid`` (lock held)."""
-        referenced: set[tuple[str, str, Any]] = set()
-        kept: list[tuple[str, str, Any, Any]] = []
-        for t in tuples:
-            ns, cid = t.config[CONF]["checkpoint_ns"], t.config[CONF]["checkpoint_id"]
-            if (ns, cid) not in keep:
-                continue
-            values = t.checkpoint["channel_values"]
-            for channel, version in t.checkpoint["channel_versions"].items():
-                referenced.add((ns, channel, version))
-                if channel in values:
-                    kept.append((ns, channel, version, values[channel]))
+        _, referenced, kept = partition(tuples, keep, as_str=False)
         for ns, channel, version, value in kept:
             bkey = (tid, ns, channel, version)
             blob = self.blobs.get(bkey)
@@ -762,7 +749,10 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         task_id: str,
         task_path: str = "",
     ) -> None:
-        """Async twin of :meth:`put_writes`."""
+        """Shrink the history of ``thread_ids`` (semantics: "Retention" in
+        docs/persistence.md): ``"keep_latest"`` keeps the ``keep_last`` (default 1) newest
+        checkpoints per namespace and the ancestors their ``DeltaChannel`` values need,
+        ``"delete"`` deletes the threads. Runs under the saver's lock."""
         self.put_writes(config, writes, task_id, task_path)
 
     async def adelete_thread(self, thread_id: str) -> None:

@@ -416,15 +416,9 @@ class PostgresSaver(SqlLeases, PostgresCore):
         strategy: PruneStrategy = "keep_latest",
         keep_last: int | None = None,
     ) -> None:
-        """Shrink the history of ``thread_ids``, each in one REPEATABLE READ transaction.
-
-        ``strategy="keep_latest"`` keeps the ``keep_last`` (default 1) newest
-        checkpoints of each namespace, with their pending writes, plus any ancestor a
-        kept checkpoint needs to rebuild its ``DeltaChannel`` values; values stored as
-        deltas whose base goes are rewritten whole, so every kept checkpoint stays
-        readable. ``strategy="delete"`` deletes the threads. Other threads are never
-        touched. PostgreSQL's autovacuum reclaims the space.
-        """
+        """Shrink the history of ``thread_ids``, each in one REPEATABLE READ
+        transaction (``"keep_latest"`` / ``"delete"``: "Retention" in
+        docs/persistence.md); autovacuum reclaims the space."""
         check_ids("prune", thread_ids=thread_ids)
         ids, n = check_prune_args(thread_ids, strategy, keep_last, type(self).__name__)
         for tid in ids:

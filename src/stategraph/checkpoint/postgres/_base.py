@@ -16,7 +16,7 @@ import stategraph.checkpoint.postgres._sql as _sql
 from stategraph.checkpoint._compact import pack_checkpoint
 from stategraph.checkpoint._ids import next_string_version
 from stategraph.checkpoint._list_delta import DELTA_TYPE, ListDeltaCodec, Pending
-from stategraph.checkpoint._retention import TTLConfig
+from stategraph.checkpoint._retention import TTLConfig, partition
 from stategraph.checkpoint._seal import (
     referenced,
     sealer_of,
@@ -443,21 +443,9 @@ class PostgresCore(RowDecoding):
             if base is not None:
                 bases[(ns, channel, version)] = str(base)
         rebase: list[dict[str, Any]] = []
-        kept: list[tuple[str, str, str, Any]] = []
-        drop_ns: list[str] = []
-        drop_ids: list[str] = []
-        referenced: set[tuple[str, str, str]] = set()
-        for t in tuples:
-            ns, cid = t.config[CONF]["checkpoint_ns"], t.config[CONF]["checkpoint_id"]
-            if (ns, cid) not in keep:
-                drop_ns.append(ns)
-                drop_ids.append(cid)
-                continue
-            values = t.checkpoint["channel_values"]
-            for channel, version in t.checkpoint["channel_versions"].items():
-                referenced.add((ns, channel, str(version)))
-                if channel in values:
-                    kept.append((ns, channel, str(version), values[channel]))
+        gone, referenced, kept = partition(tuples, keep)
+        drop_ns = [ns for ns, _ in gone]
+        drop_ids = [cid for _, cid in gone]
         for ns, channel, version, value in kept:
             base = bases.get((ns, channel, version))
             if base is not None and (ns, channel, base) not in referenced:

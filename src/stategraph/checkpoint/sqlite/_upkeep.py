@@ -22,6 +22,7 @@ from stategraph.checkpoint._retention import (
     check_prune_args,
     close_over_deltas,
     keep_latest,
+    partition,
 )
 from stategraph.checkpoint._seal import Sealer, referenced, sealer_of, stored_base
 from stategraph.checkpoint._util import check_ids
@@ -115,17 +116,11 @@ class SqliteUpkeep:
         strategy: PruneStrategy = "keep_latest",
         keep_last: int | None = None,
     ) -> None:
-        """Shrink the history of ``thread_ids``, each in one transaction.
-
-        ``strategy="keep_latest"`` keeps the ``keep_last`` (default 1) newest
-        checkpoints of each namespace, with their pending writes, plus any ancestor a
-        kept checkpoint needs to rebuild its ``DeltaChannel`` values; values stored as
-        deltas are rewritten whole first, so every kept checkpoint stays readable.
-        ``strategy="delete"`` deletes the threads. Other threads are never touched;
-        other connections keep reading and writing meanwhile (they wait for the write
-        lock, as for any write). Freed pages go back to the file system when the file
-        uses incremental vacuum (new files do; see :meth:`vacuum`).
-        """
+        """Shrink the history of ``thread_ids``, one transaction per thread
+        (``"keep_latest"`` / ``"delete"``: "Retention" in docs/persistence.md). Other
+        connections keep working meanwhile (they wait for the write lock, as for any
+        write); freed pages go back to the file system in incremental-vacuum mode (new
+        files use it; see :meth:`vacuum`)."""
         check_ids("prune", thread_ids=thread_ids)
         ids, n = check_prune_args(thread_ids, strategy, keep_last, type(self).__name__)
         for tid in ids:
@@ -309,19 +304,8 @@ class SqliteUpkeep:
     ) -> None:
         """Keep only the checkpoints ``keep`` of thread ``tid`` (inside a write
         transaction): rebase the kept delta values, then delete the rest."""
-        referenced: set[tuple[str, str, str]] = set()
-        drop: list[tuple[str, str, str]] = []
-        kept: list[tuple[str, str, str, Any]] = []
-        for t in tuples:
-            ns, cid = t.config[CONF]["checkpoint_ns"], t.config[CONF]["checkpoint_id"]
-            if (ns, cid) not in keep:
-                drop.append((tid, ns, cid))
-                continue
-            values = t.checkpoint["channel_values"]
-            for channel, version in t.checkpoint["channel_versions"].items():
-                referenced.add((ns, channel, str(version)))
-                if channel in values:
-                    kept.append((ns, channel, str(version), values[channel]))
+        dropped, referenced, kept = partition(tuples, keep)
+        drop = [(tid, ns, cid) for ns, cid in dropped]
         for ns, channel, version, value in kept:
             found = conn.execute(_SELECT_BLOB, (tid, ns, channel, version)).fetchone()
             base = None if found is None else stored_base((found[0], found[1]))
