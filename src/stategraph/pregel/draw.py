@@ -4,10 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
-from stategraph.channels.named_barrier_value import (
-    NamedBarrierValue,
-    NamedBarrierValueAfterFinish,
-)
+from stategraph.channels.named_barrier_value import NamedBarrierValue, NamedBarrierValueAfterFinish
 from stategraph.constants import END, START
 from stategraph.drawing.graph import Graph, Node
 from stategraph.drawing.structure import Route, derive_edges, embed_subgraph

@@ -9,8 +9,9 @@ The class is assembled from one part per concern, in ``pregel/_pregel/``:
 * ``schemas.py``: input, output, context and config schemas, and ``get_graph``;
 * ``config.py``: reading and checking the run settings of a config;
 
-and :class:`~stategraph.pregel.state.StateMixin` (``pregel/state.py``): reading and
-editing a thread's state (``get_state``, history, ``update_state``, bulk updates).
+and :class:`~stategraph.pregel.state.StateMixin` (``pregel/state.py``, its work in
+``_pregel/state_read.py`` and ``_pregel/state_edit.py``): reading and editing a
+thread's state (``get_state``, history, ``update_state``, bulk updates).
 """
 
 from __future__ import annotations
