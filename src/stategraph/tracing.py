@@ -26,11 +26,11 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from stategraph.constants import TAG_HIDDEN
-from stategraph.pregel.observe import RunObserver, register_observer, unregister_observer
+from stategraph.observe import RunObserver, register_observer, unregister_observer
 
 if TYPE_CHECKING:
-    from stategraph.pregel.run import RunContext
-    from stategraph.pregel.task import Task
+    from stategraph.observe import RunRecord as RunContext
+    from stategraph.observe import TaskRecord as Task
 
 __all__ = ["GraphTracer", "instrument", "uninstrument", "is_instrumented"]
 

@@ -34,11 +34,11 @@ from stategraph.constants import (
     START,
 )
 from stategraph.errors import sync_timeout_error
+from stategraph.observe import aresolve
 from stategraph.pregel.cache_io import CACHE_NS
 from stategraph.pregel.call import is_async_callable
 from stategraph.pregel.main import Pregel
 from stategraph.pregel.node import PregelNode
-from stategraph.pregel.observe import aresolve
 from stategraph.pregel.retry import retry_delay
 from stategraph.types import CachePolicy, RetryPolicy, TimeoutPolicy, coerce_timeout
 from stategraph.warnings import (
@@ -350,8 +350,8 @@ def _call_input(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[st
 
 def _emit_call_event(run_ctx: Any, call_id: str, kind: str, fields: dict[str, Any]) -> None:
     """A ``tasks``/``debug`` event for a ``@task`` call (a pushed task, as in LangGraph)."""
+    from stategraph.observe._debug import debug_event
     from stategraph.pregel.algo import make_task_id
-    from stategraph.pregel.debug import debug_event
 
     payload = {"id": make_task_id(call_id), **fields}
     run_ctx.emit("tasks", payload)

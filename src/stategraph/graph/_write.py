@@ -16,7 +16,7 @@ from stategraph.errors import (
     create_error_message,
 )
 from stategraph.graph._schema import ROOT
-from stategraph.pregel.observe import aresolve
+from stategraph.observe import aresolve
 from stategraph.types import Command, Send
 
 if TYPE_CHECKING:

@@ -14,6 +14,7 @@ from typing_extensions import TypedDict
 from stategraph.constants import END
 from stategraph.errors import GraphBubbleUp
 from stategraph.messages import ToolCall, ToolMessage, convert_to_messages
+from stategraph.observe._tool_calls import tool_failed, tool_finished, tool_started
 from stategraph.prebuilt._injection import (
     InjectedState,
     InjectedStore,
@@ -41,7 +42,6 @@ from stategraph.prebuilt._tool_output import (
 )
 from stategraph.prebuilt._tool_runtime import ToolCallRequest, ToolRuntime, current_tool_runtime
 from stategraph.prebuilt.tools import ToolInvocationError, is_async_only
-from stategraph.pregel.tool_calls import tool_failed, tool_finished, tool_started
 from stategraph.types import Command
 
 __all__ = [

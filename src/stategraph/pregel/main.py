@@ -13,10 +13,11 @@ from stategraph._notes import add_note
 from stategraph.channels.base import BaseChannel
 from stategraph.constants import CONF, END, INTERRUPT, NS_SEP, TASKS
 from stategraph.errors import GraphInterrupt, ParentCommand, sync_timeout_error
+from stategraph.observe import observers_for
+from stategraph.observe._typed_output import V2Parts
 from stategraph.pregel.io import NO_UPDATE, check_output_keys
 from stategraph.pregel.loop import Loop
 from stategraph.pregel.node import NodeBuilder, PregelNode
-from stategraph.pregel.observe import observers_for
 from stategraph.pregel.run import ReplayPlan, RunContext, strip_task_ids
 from stategraph.pregel.schema import (
     coerce_context,
@@ -27,7 +28,6 @@ from stategraph.pregel.schema import (
 )
 from stategraph.pregel.state import StateMixin
 from stategraph.pregel.task import ResumeState, Task
-from stategraph.pregel.typed_output import V2Parts
 from stategraph.runtime import DEFAULT_RUNTIME, RunControl, Runtime, ServerInfo
 from stategraph.types import Command, RetryPolicy, Send
 from stategraph.typing import ContextT, InputT, OutputT, StateT
@@ -688,7 +688,7 @@ class Pregel(StateMixin, Generic[StateT, ContextT, InputT, OutputT]):
             run.model_handlers = parent_run.model_handlers
             run.messages = parent_run.messages
         elif "messages" in modes and sink is not None:
-            from stategraph.pregel.messages_stream import MessagesEmitter
+            from stategraph.observe._messages import MessagesEmitter
 
             run.messages = MessagesEmitter(sink, run.subgraphs)
             run.model_handlers = [run.messages]
@@ -697,7 +697,7 @@ class Pregel(StateMixin, Generic[StateT, ContextT, InputT, OutputT]):
             and run.observers is not None
             and run.observers.wants("model_started")
         ):
-            from stategraph.pregel.observe import ModelCallObserving
+            from stategraph.observe import ModelCallObserving
 
             run.model_handlers = [*run.model_handlers, ModelCallObserving(run.observers)]  # type: ignore[list-item]
         return Loop(run, input)
@@ -778,7 +778,7 @@ class Pregel(StateMixin, Generic[StateT, ContextT, InputT, OutputT]):
         stream-part dicts instead. ``print_mode`` (and ``debug=True``, which prints
         ``values`` and ``updates``) prints chunks to standard output as they come.
         """
-        from stategraph.pregel.printing import print_chunk, print_modes
+        from stategraph.observe._printing import print_chunk, print_modes
         from stategraph.pregel.sync_shell import drive_sync
 
         if kwargs:
@@ -848,7 +848,7 @@ class Pregel(StateMixin, Generic[StateT, ContextT, InputT, OutputT]):
         thread (see ``docs/concurrency.md``).
         ``print_mode`` / ``debug=True`` print stream chunks as the run goes.
         """
-        from stategraph.pregel.printing import print_modes
+        from stategraph.observe._printing import print_modes
         from stategraph.pregel.sync_shell import drive_sync
 
         if kwargs:
@@ -1006,8 +1006,8 @@ class Pregel(StateMixin, Generic[StateT, ContextT, InputT, OutputT]):
         import asyncio
         import threading
 
+        from stategraph.observe._printing import print_chunk, print_modes
         from stategraph.pregel.async_shell import drive_async
-        from stategraph.pregel.printing import print_chunk, print_modes
 
         if kwargs:
             durability = _run_kwargs("stream", kwargs, durability)
@@ -1075,8 +1075,8 @@ class Pregel(StateMixin, Generic[StateT, ContextT, InputT, OutputT]):
         **kwargs: Any,
     ) -> Any:
         """Async twin of :meth:`invoke`."""
+        from stategraph.observe._printing import print_modes
         from stategraph.pregel.async_shell import drive_async
-        from stategraph.pregel.printing import print_modes
 
         if kwargs:
             durability = _run_kwargs("invoke", kwargs, durability)
@@ -1149,10 +1149,10 @@ class Pregel(StateMixin, Generic[StateT, ContextT, InputT, OutputT]):
         as :meth:`astream_events` does, from synchronous code.
         """
         if version == "v3":
-            from stategraph.pregel.stream_v3 import stream_v3
+            from stategraph.observe._stream_v3 import stream_v3
 
             return stream_v3(self, input, config, transformers, kwargs)
-        from stategraph.pregel.events import stream_events
+        from stategraph.observe._events import stream_events
 
         return stream_events(self, input, config, version, transformers, kwargs)
 
@@ -1170,10 +1170,10 @@ class Pregel(StateMixin, Generic[StateT, ContextT, InputT, OutputT]):
         ``version="v3"`` is awaited and returns an
         :class:`~stategraph.stream.AsyncGraphRunStream`."""
         if version == "v3":
-            from stategraph.pregel.stream_v3 import astream_v3
+            from stategraph.observe._stream_v3 import astream_v3
 
             return astream_v3(self, input, config, transformers, kwargs)
-        from stategraph.pregel.events import astream_events
+        from stategraph.observe._events import astream_events
 
         return astream_events(self, input, config, version, transformers, kwargs)
 
@@ -1404,6 +1404,6 @@ def _printer(printed: frozenset[str]) -> Any:
     """The sink of an ``invoke`` that prints chunks (``None`` when nothing is printed)."""
     if not printed:
         return None
-    from stategraph.pregel.printing import print_chunk
+    from stategraph.observe._printing import print_chunk
 
     return print_chunk

@@ -19,7 +19,7 @@ from langchain_core.callbacks import BaseCallbackHandler, BaseCallbackManager
 from langchain_core.runnables.config import var_child_runnable_config
 from langchain_core.tracers._streaming import _StreamingCallbackHandler
 
-from stategraph.pregel.model_calls import ModelCall, begin_model_call
+from stategraph.observe import ModelCall, begin_model_call
 
 if TYPE_CHECKING:
     from stategraph._context import TaskContext

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from stategraph._sync_await import resolve
-from stategraph.pregel.observe import current_run_and_task
+from stategraph.observe._fanout import current_run_and_task
 
 __all__ = ["tool_started", "tool_finished", "tool_failed", "tool_output_delta"]
 

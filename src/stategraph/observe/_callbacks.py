@@ -30,11 +30,11 @@ from stategraph.callbacks import (
 )
 from stategraph.constants import NS_SEP, TAG_HIDDEN
 from stategraph.errors import GraphInterrupt
-from stategraph.pregel.observe import RunObserver
+from stategraph.observe._protocol import RunObserver
 
 if TYPE_CHECKING:
-    from stategraph.pregel.run import RunContext
-    from stategraph.pregel.task import Task
+    from stategraph.observe._protocol import RunRecord as RunContext
+    from stategraph.observe._protocol import TaskRecord as Task
 
 __all__ = ["CallbackObserver", "ChainRun", "new_run_id"]
 
@@ -382,8 +382,8 @@ class CallbackObserver(RunObserver):
         parent = self.parent_for(run, task)
         if parent is None:
             return None
+        from stategraph._task_ids import make_task_id
         from stategraph.constants import PUSH
-        from stategraph.pregel.algo import make_task_id
 
         index = call_id.rsplit(":", 2)[-2]
         metadata = dict(parent.metadata)

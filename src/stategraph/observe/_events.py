@@ -14,13 +14,10 @@ import asyncio
 import threading
 import warnings
 from collections.abc import AsyncIterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from uuid import UUID
 
 from stategraph.callbacks import BaseCallbackHandler, read_callbacks
-
-if TYPE_CHECKING:
-    from stategraph.pregel.main import Pregel
 
 __all__ = ["EventStreamHandler", "astream_events", "stream_events"]
 
@@ -45,7 +42,7 @@ def check_version(version: Any) -> None:
 
 
 def stream_events(
-    graph: Pregel[Any, Any, Any, Any],
+    graph: Any,
     input: Any,
     config: Any,
     version: str,
@@ -320,7 +317,7 @@ class EventStreamHandler(BaseCallbackHandler):
 
 
 def astream_events(
-    graph: Pregel[Any, Any, Any, Any],
+    graph: Any,
     input: Any,
     config: Any,
     version: str,
@@ -345,7 +342,7 @@ def astream_events(
 
 
 async def _astream(
-    graph: Pregel[Any, Any, Any, Any],
+    graph: Any,
     input: Any,
     config: dict[str, Any],
     version: str,
