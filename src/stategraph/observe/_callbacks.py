@@ -130,6 +130,7 @@ class CallbackObserver(RunObserver):
         self._runs: dict[int, ChainRun] = {}
         self._tasks: dict[tuple[int, str], ChainRun] = {}
         self._children: dict[tuple[int, str, Any], ChainRun] = {}
+        self._reserved: dict[tuple[int, str], ChainRun] = {}
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -287,7 +288,33 @@ class CallbackObserver(RunObserver):
         return self._error(span, error)
 
     # ----------------------------------------------------------------- tasks
+    def reserve_task_run(self, run: RunContext, task: Task) -> ChainRun | None:
+        """The chain run ``task``'s attempt about to start will be reported as, made now
+        so code entering the task (a model library's context) can nest under it;
+        ``None`` for a task that is not traced. :meth:`task_started` reports it."""
+        key = (id(run), task.id)
+        with self._lock:
+            span = self._reserved.get(key)
+        if span is None:
+            span = self._task_span(run, task)
+            if span is not None:
+                with self._lock:
+                    self._reserved[key] = span
+        return span
+
     def task_started(self, run: RunContext, task: Task, attempt: int) -> Any:
+        key = (id(run), task.id)
+        with self._lock:
+            span = self._reserved.pop(key, None)
+        if span is None:
+            span = self._task_span(run, task)
+            if span is None:
+                return None
+        with self._lock:
+            self._tasks[key] = span
+        return self._start(span, task.input, task.node.trace_policy)
+
+    def _task_span(self, run: RunContext, task: Task) -> ChainRun | None:
         graph_run = self._runs.get(id(run))
         if graph_run is None or not _is_traced(task):
             return None
@@ -303,7 +330,7 @@ class CallbackObserver(RunObserver):
         metadata["langgraph_path"] = task.path
         metadata["langgraph_checkpoint_ns"] = task.ns
         inheritable = [*graph_run.inheritable_tags, *node.tags]
-        span = ChainRun(
+        return ChainRun(
             new_run_id(),
             graph_run.run_id,
             task.name,
@@ -311,13 +338,13 @@ class CallbackObserver(RunObserver):
             inheritable,
             metadata,
         )
-        with self._lock:
-            self._tasks[(id(run), task.id)] = span
-        return self._start(span, task.input, node.trace_policy)
 
-    def task_finished(self, run: RunContext, task: Task, output: Any) -> Any:
+    def _pop(self, table: dict[Any, ChainRun], key: Any) -> ChainRun | None:
         with self._lock:
-            span = self._tasks.pop((id(run), task.id), None)
+            return table.pop(key, None)
+
+    def _finish(self, span: ChainRun | None, output: Any, policy: Any = None) -> Any:
+        # a task or @task call: its output is streamed, then the run ends
         if span is None:
             return None
         streamed = self._emit(
@@ -328,14 +355,17 @@ class CallbackObserver(RunObserver):
             parent_run_id=span.parent_run_id,
             tags=span.tags,
         )
-        return _both(streamed, self._end(span, output, task.node.trace_policy))
+        return _both(streamed, self._end(span, output, policy))
+
+    def _fail(self, span: ChainRun | None, error: BaseException) -> Any:
+        return None if span is None else self._error(span, error)
+
+    def task_finished(self, run: RunContext, task: Task, output: Any) -> Any:
+        span = self._pop(self._tasks, (id(run), task.id))
+        return self._finish(span, output, task.node.trace_policy)
 
     def task_failed(self, run: RunContext, task: Task, error: BaseException, retrying: bool) -> Any:
-        with self._lock:
-            span = self._tasks.pop((id(run), task.id), None)
-        if span is None:
-            return None
-        return self._error(span, error)
+        return self._fail(self._pop(self._tasks, (id(run), task.id)), error)
 
     # ----------------------------------------------------------------- inside nodes
     def custom_event(self, run: RunContext, task: Task, name: str, data: Any) -> Any:
@@ -364,18 +394,11 @@ class CallbackObserver(RunObserver):
         return self._start(span, input)
 
     def branch_finished(self, run: RunContext, task: Task, key: Any, output: Any) -> Any:
-        with self._lock:
-            span = self._children.pop((id(run), task.id, id(key)), None)
-        if span is None:
-            return None
-        return self._end(span, output)
+        span = self._pop(self._children, (id(run), task.id, id(key)))
+        return None if span is None else self._end(span, output)
 
     def branch_failed(self, run: RunContext, task: Task, key: Any, error: BaseException) -> Any:
-        with self._lock:
-            span = self._children.pop((id(run), task.id, id(key)), None)
-        if span is None:
-            return None
-        return self._error(span, error)
+        return self._fail(self._pop(self._children, (id(run), task.id, id(key))), error)
 
     # ----------------------------------------------------------------- @task calls
     def call_started(self, run: RunContext, task: Task, call_id: str, name: str, input: Any) -> Any:
@@ -401,26 +424,10 @@ class CallbackObserver(RunObserver):
         return self._start(span, input)
 
     def call_finished(self, run: RunContext, task: Task, call_id: str, output: Any) -> Any:
-        with self._lock:
-            span = self._children.pop((id(run), task.id, call_id), None)
-        if span is None:
-            return None
-        streamed = self._emit(
-            "on_chain_stream",
-            "ignore_chain",
-            output,
-            run_id=span.run_id,
-            parent_run_id=span.parent_run_id,
-            tags=span.tags,
-        )
-        return _both(streamed, self._end(span, output))
+        return self._finish(self._pop(self._children, (id(run), task.id, call_id)), output)
 
     def call_failed(self, run: RunContext, task: Task, call_id: str, error: BaseException) -> Any:
-        with self._lock:
-            span = self._children.pop((id(run), task.id, call_id), None)
-        if span is None:
-            return None
-        return self._error(span, error)
+        return self._fail(self._pop(self._children, (id(run), task.id, call_id)), error)
 
     # ----------------------------------------------------------------- tools
     def _tool_key(
@@ -429,6 +436,8 @@ class CallbackObserver(RunObserver):
         return (id(run), task.id, hash(("tool", call.get("id"), call.get("name"))))
 
     def tool_started(self, run: RunContext, task: Task, call: Mapping[str, Any]) -> Any:
+        if getattr(call, "by_library", False):
+            return None  # LangChain's own tool run reaches the handlers, nested
         parent = self.parent_for(run, task)
         if parent is None:
             return None
@@ -490,6 +499,10 @@ class CallbackObserver(RunObserver):
         return (id(run), task.id, id(call))
 
     def model_started(self, run: RunContext, task: Task, call: Any) -> Any:
+        if getattr(call, "bridged", False):
+            # a LangChain model: its own run reaches these handlers, nested under the
+            # node through the config the bridge publishes, so it is not reported twice
+            return None
         parent = self.parent_for(run, task)
         if parent is None:
             return None

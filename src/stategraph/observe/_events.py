@@ -123,6 +123,27 @@ class _RunInfo:
         self.inputs = inputs
 
 
+def _run_name(name: str | None, serialized: Any, default: str) -> str:
+    """The name a run is reported under: the ``name`` given, else the one LangChain's
+    ``serialized`` description carries (its ``name``, else the last part of its id)."""
+    if name:
+        return name
+    if isinstance(serialized, dict):
+        named = serialized.get("name")
+        if isinstance(named, str) and named:
+            return named
+        ident = serialized.get("id")
+        if isinstance(ident, (list, tuple)) and ident:
+            return str(ident[-1])
+    return default
+
+
+def _chain_kind(run_type: Any) -> str:
+    """The event prefix of a chain-like run: LangChain marks prompts and output parsers
+    with their ``run_type``."""
+    return run_type if run_type in ("prompt", "parser") else "chain"
+
+
 class EventStreamHandler(BaseCallbackHandler):
     """Turns callbacks into ``astream_events`` dicts, delivered to ``sink``.
 
@@ -198,8 +219,17 @@ class EventStreamHandler(BaseCallbackHandler):
         name: str | None = None,
         **kwargs: Any,
     ) -> None:
-        info = self._begin(run_id, parent_run_id, name or "chain", "chain", tags, metadata, inputs)
-        self._send("on_chain_start", run_id, info, {"input": inputs})
+        kind = _chain_kind(kwargs.get("run_type"))
+        info = self._begin(
+            run_id,
+            parent_run_id,
+            _run_name(name, serialized, "chain"),
+            kind,
+            tags,
+            metadata,
+            inputs,
+        )
+        self._send(f"on_{kind}_start", run_id, info, {"input": inputs})
 
     def on_chain_stream(self, chunk: Any, *, run_id: UUID, **kwargs: Any) -> None:
         info = self.runs.get(run_id)
@@ -214,7 +244,8 @@ class EventStreamHandler(BaseCallbackHandler):
             # the root's end is sent after its last chunk (see _astream)
             self.root_output = outputs
             return
-        self._send("on_chain_end", run_id, info, {"output": outputs, "input": info.inputs})
+        kind = _chain_kind(info.run_type)
+        self._send(f"on_{kind}_end", run_id, info, {"output": outputs, "input": info.inputs})
 
     def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         if run_id != self.root:
@@ -250,7 +281,15 @@ class EventStreamHandler(BaseCallbackHandler):
         **kwargs: Any,
     ) -> None:
         value = inputs if inputs is not None else input_str
-        info = self._begin(run_id, parent_run_id, name or "tool", "tool", tags, metadata, value)
+        info = self._begin(
+            run_id,
+            parent_run_id,
+            _run_name(name, serialized, "tool"),
+            "tool",
+            tags,
+            metadata,
+            value,
+        )
         self._send("on_tool_start", run_id, info, {"input": value})
 
     def on_tool_end(self, output: Any, *, run_id: UUID, **kwargs: Any) -> None:
@@ -279,7 +318,7 @@ class EventStreamHandler(BaseCallbackHandler):
         info = self._begin(
             run_id,
             parent_run_id,
-            name or "chat_model",
+            _run_name(name, serialized, "chat_model"),
             "chat_model",
             tags,
             metadata,

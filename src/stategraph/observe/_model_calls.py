@@ -100,6 +100,7 @@ class ModelCall:
     __slots__ = (
         "_chunks",
         "_done",
+        "bridged",
         "checkpoint_ns",
         "followers",
         "message_id",
@@ -128,6 +129,7 @@ class ModelCall:
         task_id: str,
         checkpoint_ns: str,
         run_id: str,
+        bridged: bool = False,
     ) -> None:
         self.model = model
         self.messages = messages
@@ -140,6 +142,9 @@ class ModelCall:
         self.checkpoint_ns = checkpoint_ns
         self.run_id = run_id
         self.message_id = f"run-{run_id}"
+        # reported by a model library's bridge, whose own callbacks already reach the
+        # run's LangChain-style handlers (so those do not report it again)
+        self.bridged = bridged
         self.followers: list[ModelCallHandler] = []
         self.streams = False
         self._chunks = 0
@@ -234,6 +239,7 @@ def begin_model_call(
     inherit: bool = True,
     run_id: str | None = None,
     task: TaskContext | None = None,
+    bridged: bool = False,
 ) -> ModelCall | None:
     """Announce a chat-model call to the running task's handlers.
 
@@ -244,7 +250,8 @@ def begin_model_call(
 
     ``tags`` and ``metadata`` are the model's own; with ``inherit`` (the default) they
     are added to the task's tags and metadata. Bridges that already computed the full
-    set (LangChain's callbacks) pass ``inherit=False``.
+    set (LangChain's callbacks) pass ``inherit=False``, and ``bridged=True`` when the
+    library's own callbacks already report the call to the run's handlers.
     """
     running = _running()
     if running is None:
@@ -269,6 +276,7 @@ def begin_model_call(
         task_id=current.id,
         checkpoint_ns=current.ns,
         run_id=run_id or str(uuid.uuid4()),
+        bridged=bridged,
     )
     for handler in run.model_handlers:
         if handler.on_model_start(call):

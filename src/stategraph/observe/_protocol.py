@@ -14,7 +14,8 @@ which depends on it (the loop emits these records), and below every observer.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -27,6 +28,7 @@ __all__ = [
     "NodeRecord",
     "LoopRecord",
     "StepRecord",
+    "ToolCallRecord",
     "task_run_metadata",
 ]
 
@@ -212,6 +214,31 @@ class RunRecord(Protocol):
 
     def emit(self, mode: str, payload: Any) -> None:
         """Send a stream chunk of ``mode``."""
+
+
+@dataclass(frozen=True)
+class ToolCallRecord(Mapping[str, Any]):
+    """A tool call as observers receive it: the call (``{"name", "args", "id"}``, read
+    as a mapping) and whether the tool library reports the call itself.
+
+    ``by_library`` is true for a LangChain tool run with the node's config: its own
+    callbacks already reach the run's LangChain-style handlers, nested under the node,
+    so those handlers do not report it again (the ``tools`` stream and tracing do).
+    """
+
+    __slots__ = ("by_library", "call")
+
+    call: Mapping[str, Any]
+    by_library: bool
+
+    def __getitem__(self, key: str) -> Any:
+        return self.call[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.call)
+
+    def __len__(self) -> int:
+        return len(self.call)
 
 
 def task_run_metadata(run: RunRecord, task: TaskRecord, step: int) -> dict[str, Any]:
