@@ -292,12 +292,16 @@ class _TaskFunction(Generic[P, R]):
                 CURRENT_TASK.set(call_ctx)  # this asyncio task's own context
                 if started is not None:
                     await aresolve(started[0].observers.call_started(*started))
+                leave = _enter_call_scope(call_ctx, call_id, started)
                 try:
                     value = await self._run_async(args, kwargs, cache)
                 except Exception as exc:
                     if observed is not None:
                         await aresolve(observed[0].observers.call_failed(*observed, call_id, exc))
                     raise
+                finally:
+                    if leave is not None:
+                        leave()
                 if observed is not None:
                     await aresolve(observed[0].observers.call_finished(*observed, call_id, value))
                 record(value)
@@ -311,12 +315,16 @@ class _TaskFunction(Generic[P, R]):
             CURRENT_TASK.set(call_ctx)  # runs inside its own copy of the context
             if started is not None:
                 resolve_report(started[0].observers.call_started(*started))
+            leave = _enter_call_scope(call_ctx, call_id, started)
             try:
                 value = self._run_sync(args, kwargs, cache)
             except Exception as exc:
                 if observed is not None:
                     resolve_report(observed[0].observers.call_failed(*observed, call_id, exc))
                 raise
+            finally:
+                if leave is not None:
+                    leave()
             if observed is not None:
                 resolve_report(observed[0].observers.call_finished(*observed, call_id, value))
             record(value)
@@ -325,6 +333,17 @@ class _TaskFunction(Generic[P, R]):
         fut = _pool().submit(cvars.run, run_sync)
         pad.inflight.append(fut)
         return TaskFuture(fut)
+
+
+def _enter_call_scope(ctx: TaskContext, call_id: str, started: Any) -> Any:
+    """Let a model library's runs inside the call nest under the call's own run (only
+    when the call is observed and the library is in use); returns the undo, or ``None``."""
+    if started is None:
+        return None
+    from stategraph._bridges import langchain_bridge
+
+    bridge = langchain_bridge()
+    return bridge.enter_call(ctx, call_id) if bridge is not None else None
 
 
 def _observed(ctx: Any) -> tuple[Any, Any] | None:

@@ -159,6 +159,10 @@ class CallbackObserver(RunObserver):
         """The chain run of ``task``'s current attempt (``None`` for untraced tasks)."""
         return self._tasks.get((id(run), task.id))
 
+    def call_run(self, run: RunContext, task: Task, call_id: str) -> ChainRun | None:
+        """The chain run of the running ``@task`` call ``call_id`` made by ``task``."""
+        return self._children.get((id(run), task.id, call_id))
+
     def parent_for(self, run: RunContext, task: Task) -> ChainRun | None:
         """The run that work done inside ``task`` nests under: the task's run, or the
         graph's run for a task that is not traced itself."""

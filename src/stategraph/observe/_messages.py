@@ -71,8 +71,10 @@ class MessagesEmitter(ModelCallHandler):
         if NOSTREAM in call.tags or (call.namespace and not self.subgraphs):
             return False
         meta = call.metadata
-        if call.tags:
-            meta = {**meta, "tags": list(call.tags)}
+        tags = [t for t in call.tags if not (isinstance(t, str) and t.startswith("seq:step"))]
+        if tags:
+            # LangChain's position markers (seq:step:N) are not the caller's tags
+            meta = {**meta, "tags": tags}
         self._meta[call.run_id] = meta
         return True
 

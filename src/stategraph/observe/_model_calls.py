@@ -299,13 +299,13 @@ def task_scopes(run: RunContext) -> list[TaskScope]:
     """The scopes the tasks of ``run`` need for the model libraries in use.
 
     A model library that keeps its own context (LangChain's callbacks and config)
-    gets a bridge: when the application has imported it and the run has model-call
-    handlers, the bridge's ``enter_task`` makes the library report to the hook. The
-    bridge is found through :mod:`stategraph._bridges`, so the runtime never imports
-    it (nor the library) otherwise.
+    gets a bridge: when the application has imported it, the bridge's ``enter_task``
+    gives the runs the library makes in a task their parent (the node's run, as in
+    LangGraph, so ``dispatch_custom_event`` works even when nobody listens) and makes
+    the library report to the hook. The bridge is found through
+    :mod:`stategraph._bridges`, so the runtime never imports it (nor the library)
+    otherwise.
     """
-    if not run.model_handlers:
-        return []
     from stategraph._bridges import langchain_bridge
 
     bridge = langchain_bridge()

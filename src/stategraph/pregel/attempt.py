@@ -121,10 +121,9 @@ def make_context(
         stream_writer=writer,
         run=(run, task),
     )
-    if run.model_handlers:
-        if run.messages is not None and "messages" in run.modes:
-            run.messages.task_started(task)
-        ctx.scopes = run.task_scopes()
+    if run.model_handlers and run.messages is not None and "messages" in run.modes:
+        run.messages.task_started(task)
+    ctx.scopes = run.task_scopes()
     return ctx
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar, cast
-from uuid import UUID
+from uuid import UUID, uuid4
 
 from langchain_core.callbacks import BaseCallbackHandler, BaseCallbackManager, CallbackManager
 from langchain_core.runnables.config import var_child_runnable_config
@@ -26,7 +26,13 @@ from stategraph.observe import ModelCall, begin_model_call
 if TYPE_CHECKING:
     from stategraph._context import TaskContext
 
-__all__ = ["HookBridge", "StreamingHookBridge", "enter_task", "runnable_config"]
+__all__ = [
+    "HookBridge",
+    "StreamingHookBridge",
+    "enter_call",
+    "enter_task",
+    "runnable_config",
+]
 
 T = TypeVar("T")
 
@@ -187,8 +193,52 @@ def enter_task(ctx: TaskContext) -> Callable[[], None]:
     bridge = StreamingHookBridge(ctx) if streams else HookBridge(ctx)
     if found is not None:
         config["callbacks"] = _child_manager(found[1], [*handlers, bridge])
-    else:
+    elif isinstance(callbacks, BaseCallbackManager):
         config["callbacks"] = _with_bridge(callbacks, bridge)
+    else:
+        # nobody traces the node's run, but LangChain runs made in it still have it as
+        # their parent (an id no handler sees), as under LangGraph
+        all_handlers = [*handlers, bridge]
+        config["callbacks"] = CallbackManager(
+            all_handlers,
+            all_handlers,
+            parent_run_id=uuid4(),
+            tags=[*(config.get("tags") or ()), "seq:step:1"],
+            inheritable_tags=list(config.get("tags") or ()),
+            metadata=dict(config.get("metadata") or {}),
+            inheritable_metadata=dict(config.get("metadata") or {}),
+        )
+    return _publish(config)
+
+
+def enter_call(ctx: TaskContext, call_id: str) -> Callable[[], None] | None:
+    """Give LangChain runnables called inside the ``@task`` call ``call_id`` (running
+    in ``ctx``) a config whose runs nest under the call's run, with its metadata, as
+    LangGraph attributes them to the task; ``None`` when no LangChain-style handler
+    observes the run."""
+    from stategraph.observe._callbacks import CallbackObserver
+
+    pair = ctx.run
+    if not isinstance(pair, tuple) or pair[0].observers is None:
+        return None
+    run, task = pair
+    for observer in run.observers.items:
+        if not isinstance(observer, CallbackObserver):
+            continue
+        span = observer.call_run(run, task, call_id)
+        if span is None:
+            continue
+        handlers = list(observer.handlers)
+        bridge = StreamingHookBridge(ctx) if _wants_tokens(run, handlers) else HookBridge(ctx)
+        config = dict(var_child_runnable_config.get() or ctx.config)
+        config["callbacks"] = _child_manager(span, [*handlers, bridge])
+        config["metadata"] = dict(span.metadata)
+        return _publish(config)
+    return None
+
+
+def _publish(config: dict[str, Any]) -> Callable[[], None]:
+    """Make ``config`` the one LangChain runnables read; returns the undo."""
     token = var_child_runnable_config.set(cast(Any, config))
 
     def leave() -> None:
