@@ -57,6 +57,11 @@ def _text(value: Any) -> str:
     return text if len(text) <= _MAX_PAYLOAD else text[: _MAX_PAYLOAD - 3] + "..."
 
 
+def _hidden(node: Any) -> bool:
+    """Whether a node is left out of traces (``__start__`` and nodes tagged hidden)."""
+    return bool(node.metadata.get("__hidden__")) or TAG_HIDDEN in node.tags
+
+
 class GraphTracer(RunObserver):
     """The observer that turns runs into OpenTelemetry spans (see the module docs)."""
 
@@ -144,10 +149,14 @@ class GraphTracer(RunObserver):
         parent = self._runs.get(id(run))
         if parent is None:
             return
+        visible = sum(1 for task in tasks if not _hidden(task.node))
+        if not visible:
+            # only hidden tasks (the input step's __start__): nothing to show in it
+            return
         span = self.tracer.start_span(
             f"step {step}",
             context=self._under(parent),
-            attributes={"langgraph.step": step, "langgraph.step.tasks": len(tasks)},
+            attributes={"langgraph.step": step, "langgraph.step.tasks": visible},
         )
         with self._lock:
             self._steps[id(run)] = span
@@ -161,7 +170,7 @@ class GraphTracer(RunObserver):
     # ----------------------------------------------------------------- tasks
     def task_started(self, run: RunContext, task: Task, attempt: int) -> None:
         node = task.node
-        if node.metadata.get("__hidden__") or TAG_HIDDEN in node.tags:
+        if _hidden(node):
             return
         parent = self._steps.get(id(run)) or self._runs.get(id(run))
         if parent is None:

@@ -287,9 +287,11 @@ class BranchWriter:
 
     @property
     def label(self) -> str:
-        """The routing function's name (what its trace run is called)."""
+        """The routing function's name (what its trace run is called); a lambda has
+        none of its own and is called ``Unnamed``, as in LangGraph."""
         func = getattr(self.path, "func", self.path)
-        return str(getattr(func, "__name__", None) or self.name)
+        name = str(getattr(func, "__name__", None) or self.name)
+        return "Unnamed" if name == "<lambda>" else name
 
     async def _finish_async(self, task: Task, state: Any, ctx: Any, observed: Any) -> None:
         try:

@@ -75,15 +75,15 @@ class ChainRun:
         )
 
 
+_CONFIGURABLE_IN_METADATA = ("thread_id",)
+
+
 def _metadata_from_configurable(configurable: dict[str, Any], metadata: dict[str, Any]) -> None:
-    # as LangChain does: simple configurable values are visible in the metadata
-    for key, value in configurable.items():
-        if (
-            not key.startswith("__")
-            and key != "api_key"
-            and key not in metadata
-            and isinstance(value, (str, int, float, bool))
-        ):
+    # as LangGraph with langchain-core 1.x: of the configurable values only the thread
+    # is visible in the metadata (user values such as user_id stay in the config)
+    for key in _CONFIGURABLE_IN_METADATA:
+        value = configurable.get(key)
+        if value is not None and key not in metadata:
             metadata[key] = value
 
 

@@ -479,7 +479,9 @@ async def _gather(
             if getter.done() and not getter.cancelled():
                 yield getter.result()
             done.discard(getter)
-        for fut in done:
+        # in submission order, not the set's hash order: several tasks finishing in one
+        # turn of the event loop are reported the same way every run
+        for fut in [f for f in running if f in done]:
             task = running.pop(fut)
             exc = fut.exception()
             if exc is not None:

@@ -50,6 +50,10 @@ def task_result_payload(task: Task, graph: Pregel) -> dict[str, Any]:
     ):
         # nothing written to the output (an interrupted entrypoint wrote no return value)
         result = {}
+    elif isinstance(keys, str):
+        # a single output channel (an entrypoint's return value): shown under its name,
+        # whatever the value is (a dict or a list is not taken apart)
+        result = {keys: update}
     elif isinstance(update, dict):
         result = update
     elif isinstance(update, list):
