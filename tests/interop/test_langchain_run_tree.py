@@ -245,3 +245,33 @@ def test_messages_metadata_leaves_out_thread_id_without_a_thread() -> None:
         assert "thread_id" not in meta
         assert meta["langgraph_node"] == "chat"
         assert not any(str(t).startswith("seq:step") for t in meta.get("tags", ()))
+
+
+def test_react_agent_model_call_runs_as_call_model_beside_prompt_then_model() -> None:
+    model = ScriptedChatModel(replies=[lc.AIMessage("hello")])
+    agent = create_react_agent(model, [add])
+    tree = RunTree()
+    agent.invoke({"messages": [("user", "hi")]}, {"callbacks": [tree]})
+
+    chains = {r["name"]: r for r in tree.of_kind("chain")}
+    assert tree.parent_name(chains["call_model"]) == "agent"
+    assert chains["call_model"]["tags"] == ["seq:step:1"]
+    # the prompt and the model run as a sequence hanging from the node, as in LangGraph
+    assert tree.parent_name(chains["RunnableSequence"]) == "agent"
+    assert tree.parent_name(chains["Prompt"]) == "RunnableSequence"
+    assert chains["Prompt"]["tags"] == ["seq:step:1"]
+    (chat,) = tree.of_kind("chat_model")
+    assert tree.parent_name(chat) == "RunnableSequence"
+    assert chat["tags"] == ["seq:step:2"]
+
+
+def test_async_react_agent_builds_the_same_tree() -> None:
+    model = ScriptedChatModel(replies=[lc.AIMessage("hello")])
+    agent = create_react_agent(model, [add])
+    tree = RunTree()
+    out = asyncio.run(agent.ainvoke({"messages": [("user", "hi")]}, {"callbacks": [tree]}))
+    assert out["messages"][-1].content == "hello"
+    chains = {r["name"]: r for r in tree.of_kind("chain")}
+    assert {"call_model", "RunnableSequence", "Prompt"} <= set(chains)
+    (chat,) = tree.of_kind("chat_model")
+    assert tree.parent_name(chat) == "RunnableSequence"
