@@ -446,7 +446,8 @@ class CallbackObserver(RunObserver):
         if parent is None:
             return None
         name = str(call.get("name") or "tool")
-        span = parent.child(name, None)
+        # ToolNode is the node's first step, as LangGraph tags its tool runs
+        span = parent.child(name, "seq:step:1")
         with self._lock:
             self._children[self._tool_key(run, task, call)] = span
         args = call.get("args")

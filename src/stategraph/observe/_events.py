@@ -104,7 +104,7 @@ class _Filter:
 
 
 class _RunInfo:
-    __slots__ = ("inputs", "metadata", "name", "parent_ids", "run_type", "tags")
+    __slots__ = ("inputs", "metadata", "name", "parent_ids", "run_type", "tags", "tool_call_id")
 
     def __init__(
         self,
@@ -121,6 +121,7 @@ class _RunInfo:
         self.metadata = metadata
         self.parent_ids = parent_ids
         self.inputs = inputs
+        self.tool_call_id: Any = None
 
 
 def _run_name(name: str | None, serialized: Any, default: str) -> str:
@@ -290,6 +291,7 @@ class EventStreamHandler(BaseCallbackHandler):
             metadata,
             value,
         )
+        info.tool_call_id = kwargs.get("tool_call_id")
         self._send("on_tool_start", run_id, info, {"input": value})
 
     def on_tool_end(self, output: Any, *, run_id: UUID, **kwargs: Any) -> None:
@@ -300,7 +302,10 @@ class EventStreamHandler(BaseCallbackHandler):
     def on_tool_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         info = self.runs.pop(run_id, None)
         if info is not None:
-            self._send("on_tool_error", run_id, info, {"error": error, "input": info.inputs})
+            # as LangChain's event stream: the failing call's id goes with the error
+            call_id = kwargs.get("tool_call_id") or info.tool_call_id
+            data = {"error": error, "input": info.inputs, "tool_call_id": call_id}
+            self._send("on_tool_error", run_id, info, data)
 
     # ----------------------------------------------------------------- chat models
     def on_chat_model_start(
