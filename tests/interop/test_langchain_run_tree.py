@@ -275,3 +275,23 @@ def test_async_react_agent_builds_the_same_tree() -> None:
     assert {"call_model", "RunnableSequence", "Prompt"} <= set(chains)
     (chat,) = tree.of_kind("chat_model")
     assert tree.parent_name(chat) == "RunnableSequence"
+
+
+def test_a_model_given_the_node_config_nests_and_streams_like_one_without() -> None:
+    from langchain_core.runnables import RunnableConfig
+
+    def chat(state: MessagesState, config: RunnableConfig) -> dict[str, Any]:
+        return {"messages": [model.invoke(state["messages"], config)]}
+
+    model = words("with config")
+    graph = one_node(chat)
+
+    async def collect() -> list[dict[str, Any]]:
+        return [e async for e in graph.astream_events({"messages": [("user", "go")]}, version="v2")]
+
+    events = asyncio.run(collect())
+    streamed = [e for e in events if e["event"] == "on_chat_model_stream"]
+    assert "".join(e["data"]["chunk"].content for e in streamed) == "with config"
+    node_run = next(e for e in events if e["event"] == "on_chain_start" and e["name"] == "chat")
+    start = next(e for e in events if e["event"] == "on_chat_model_start")
+    assert start["parent_ids"][-1] == node_run["run_id"]

@@ -193,6 +193,9 @@ def enter_task(ctx: TaskContext) -> Callable[[], None]:
     bridge = StreamingHookBridge(ctx) if streams else HookBridge(ctx)
     if found is not None:
         config["callbacks"] = _child_manager(found[1], [*handlers, bridge])
+        # the config the node receives carries the same manager: a model given it
+        # (``model.invoke(messages, config)``) nests and streams as one called without
+        ctx.config["callbacks"] = config["callbacks"]
     elif isinstance(callbacks, BaseCallbackManager):
         config["callbacks"] = _with_bridge(callbacks, bridge)
     else:
