@@ -16,16 +16,7 @@ import pytest
 grimp = pytest.importorskip("grimp")
 
 # Circles that another change removes; listed so that no new one can join them.
-_BEING_REMOVED = {
-    # the observers move to stategraph/observe/, which breaks this circle
-    frozenset(
-        {
-            "stategraph.pregel.callback_observer",
-            "stategraph.pregel.log_observer",
-            "stategraph.pregel.observe",
-        }
-    ),
-}
+_BEING_REMOVED: set[frozenset[str]] = set()
 
 
 def _circles(graph: Any) -> list[frozenset[str]]:

@@ -26,11 +26,11 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from stategraph.constants import TAG_HIDDEN
-from stategraph.pregel.observe import RunObserver, register_observer, unregister_observer
+from stategraph.observe import RunObserver, register_observer, unregister_observer
 
 if TYPE_CHECKING:
-    from stategraph.pregel.run import RunContext
-    from stategraph.pregel.task import Task
+    from stategraph.observe import RunRecord as RunContext
+    from stategraph.observe import TaskRecord as Task
 
 __all__ = ["GraphTracer", "instrument", "uninstrument", "is_instrumented"]
 
@@ -55,6 +55,11 @@ def _import_otel() -> Any:
 def _text(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= _MAX_PAYLOAD else text[: _MAX_PAYLOAD - 3] + "..."
+
+
+def _hidden(node: Any) -> bool:
+    """Whether a node is left out of traces (``__start__`` and nodes tagged hidden)."""
+    return bool(node.metadata.get("__hidden__")) or TAG_HIDDEN in node.tags
 
 
 class GraphTracer(RunObserver):
@@ -144,10 +149,14 @@ class GraphTracer(RunObserver):
         parent = self._runs.get(id(run))
         if parent is None:
             return
+        visible = sum(1 for task in tasks if not _hidden(task.node))
+        if not visible:
+            # only hidden tasks (the input step's __start__): nothing to show in it
+            return
         span = self.tracer.start_span(
             f"step {step}",
             context=self._under(parent),
-            attributes={"langgraph.step": step, "langgraph.step.tasks": len(tasks)},
+            attributes={"langgraph.step": step, "langgraph.step.tasks": visible},
         )
         with self._lock:
             self._steps[id(run)] = span
@@ -161,7 +170,7 @@ class GraphTracer(RunObserver):
     # ----------------------------------------------------------------- tasks
     def task_started(self, run: RunContext, task: Task, attempt: int) -> None:
         node = task.node
-        if node.metadata.get("__hidden__") or TAG_HIDDEN in node.tags:
+        if _hidden(node):
             return
         parent = self._steps.get(id(run)) or self._runs.get(id(run))
         if parent is None:

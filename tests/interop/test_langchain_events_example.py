@@ -2,10 +2,9 @@
 astream_events prints each token once (issue 22, acceptance).
 
 LangGraph 1.2.22 prints exactly EXPECTED (checked with the same file, importing
-``create_react_agent`` from ``langgraph.prebuilt``). stategraph still reports every
-LangChain model call and tool call twice in events v2 (issue 22 items 1 and 2; see
-tools/langchain_boundary/RUNTIME_DIFFS.md), so the tokens come twice: the test is a
-strict xfail until that runtime fix lands, and then it must be turned into a plain test.
+``create_react_agent`` from ``langgraph.prebuilt``). stategraph used to report every
+LangChain model call and tool call twice in events v2 (issue 22 items 1 and 2), so the
+tokens came twice; each call is now one run, nested under its node.
 """
 
 from __future__ import annotations
@@ -14,8 +13,6 @@ import importlib.util
 import io
 import sys
 from pathlib import Path
-
-import pytest
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "langchain_events_agent.py"
 
@@ -44,12 +41,6 @@ def test_the_example_runs_and_streams_the_answer() -> None:
     assert "It" in printed and "Oslo" in printed and "[calling get_weather(" in printed
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 22 item 1/2: a LangChain model (and tool) called in a node is reported "
-    "twice in astream_events v2, so each token is printed twice; see "
-    "tools/langchain_boundary/RUNTIME_DIFFS.md",
-)
 def test_each_token_is_printed_once_as_in_langgraph() -> None:
     import asyncio
 

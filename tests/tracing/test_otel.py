@@ -142,3 +142,12 @@ def test_uninstrumented_runs_make_no_spans() -> None:
     _graph().invoke({"n": 0}, {"configurable": {"thread_id": "q"}})
     assert exporter.get_finished_spans() == ()
     assert not tracing.is_instrumented()
+
+
+def test_the_input_step_makes_no_empty_span(spans: Any) -> None:
+    exporter, _ = spans
+    _graph().invoke({"n": 0}, {"configurable": {"thread_id": "t-steps"}})
+    steps = [s for s in exporter.get_finished_spans() if s.name.startswith("step ")]
+    # step 0 runs only the hidden __start__ node: it is not traced at all
+    assert [s.name for s in steps] == ["step 1"]
+    assert steps[0].attributes["langgraph.step.tasks"] == 1

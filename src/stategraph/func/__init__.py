@@ -34,11 +34,11 @@ from stategraph.constants import (
     START,
 )
 from stategraph.errors import sync_timeout_error
+from stategraph.observe import aresolve
 from stategraph.pregel.cache_io import CACHE_NS
 from stategraph.pregel.call import is_async_callable
 from stategraph.pregel.main import Pregel
 from stategraph.pregel.node import PregelNode
-from stategraph.pregel.observe import aresolve
 from stategraph.pregel.retry import retry_delay
 from stategraph.types import CachePolicy, RetryPolicy, TimeoutPolicy, coerce_timeout
 from stategraph.warnings import (
@@ -292,12 +292,16 @@ class _TaskFunction(Generic[P, R]):
                 CURRENT_TASK.set(call_ctx)  # this asyncio task's own context
                 if started is not None:
                     await aresolve(started[0].observers.call_started(*started))
+                leave = _enter_call_scope(call_ctx, call_id, started)
                 try:
                     value = await self._run_async(args, kwargs, cache)
                 except Exception as exc:
                     if observed is not None:
                         await aresolve(observed[0].observers.call_failed(*observed, call_id, exc))
                     raise
+                finally:
+                    if leave is not None:
+                        leave()
                 if observed is not None:
                     await aresolve(observed[0].observers.call_finished(*observed, call_id, value))
                 record(value)
@@ -311,12 +315,16 @@ class _TaskFunction(Generic[P, R]):
             CURRENT_TASK.set(call_ctx)  # runs inside its own copy of the context
             if started is not None:
                 resolve_report(started[0].observers.call_started(*started))
+            leave = _enter_call_scope(call_ctx, call_id, started)
             try:
                 value = self._run_sync(args, kwargs, cache)
             except Exception as exc:
                 if observed is not None:
                     resolve_report(observed[0].observers.call_failed(*observed, call_id, exc))
                 raise
+            finally:
+                if leave is not None:
+                    leave()
             if observed is not None:
                 resolve_report(observed[0].observers.call_finished(*observed, call_id, value))
             record(value)
@@ -325,6 +333,17 @@ class _TaskFunction(Generic[P, R]):
         fut = _pool().submit(cvars.run, run_sync)
         pad.inflight.append(fut)
         return TaskFuture(fut)
+
+
+def _enter_call_scope(ctx: TaskContext, call_id: str, started: Any) -> Any:
+    """Let a model library's runs inside the call nest under the call's own run (only
+    when the call is observed and the library is in use); returns the undo, or ``None``."""
+    if started is None:
+        return None
+    from stategraph._bridges import langchain_bridge
+
+    bridge = langchain_bridge()
+    return bridge.enter_call(ctx, call_id) if bridge is not None else None
 
 
 def _observed(ctx: Any) -> tuple[Any, Any] | None:
@@ -350,8 +369,8 @@ def _call_input(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[st
 
 def _emit_call_event(run_ctx: Any, call_id: str, kind: str, fields: dict[str, Any]) -> None:
     """A ``tasks``/``debug`` event for a ``@task`` call (a pushed task, as in LangGraph)."""
+    from stategraph.observe._debug import debug_event
     from stategraph.pregel.algo import make_task_id
-    from stategraph.pregel.debug import debug_event
 
     payload = {"id": make_task_id(call_id), **fields}
     run_ctx.emit("tasks", payload)

@@ -17,7 +17,7 @@ from stategraph.errors import (
     create_error_message,
 )
 from stategraph.graph._schema import ROOT
-from stategraph.pregel.observe import aresolve
+from stategraph.observe import aresolve
 from stategraph.types import Command, Send
 
 if TYPE_CHECKING:
@@ -290,9 +290,11 @@ class BranchWriter:
 
     @property
     def label(self) -> str:
-        """The routing function's name (what its trace run is called)."""
+        """The routing function's name (what its trace run is called); a lambda has
+        none of its own and is called ``Unnamed``, as in LangGraph."""
         func = getattr(self.path, "func", self.path)
-        return str(getattr(func, "__name__", None) or self.name)
+        name = str(getattr(func, "__name__", None) or self.name)
+        return "Unnamed" if name == "<lambda>" else name
 
     async def _finish_async(self, task: Task, state: Any, ctx: Any, observed: Any) -> None:
         try:

@@ -535,7 +535,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
 
             check_executor(executor, "compile(executor=...)")
         from stategraph.graph._compile import compile_graph
-        from stategraph.pregel.stream_v3 import normalize_transformer_factories
+        from stategraph.observe._stream_v3 import normalize_transformer_factories
 
         factories = normalize_transformer_factories(transformers)
 

@@ -28,7 +28,7 @@ from typing_extensions import Self
 from stategraph.messages import AIMessage, AIMessageChunk, convert_to_messages
 from stategraph.messages.chunks import message_chunk_to_message
 from stategraph.models._tools import ToolSpec, tool_specs
-from stategraph.pregel.model_calls import ModelCall, begin_model_call
+from stategraph.observe import ModelCall, begin_model_call
 
 __all__ = ["ChatModelProtocol", "ChatModel", "to_messages"]
 

@@ -173,6 +173,14 @@ class ModelCaller:
     def _source(self) -> str:
         return getattr(self.raw, "__name__", None) or type(self.raw).__name__
 
+    def model_input(self, messages: list[Any]) -> list[Any]:
+        """``messages`` in the model's own message classes."""
+        return _for_model(self.model, messages)
+
+    def reply(self, result: Any) -> Any:
+        """The model's result as an AI message (checked)."""
+        return coerce_ai_message(result, self._source())
+
     def invoke(self, messages: list[Any], state: Any, runtime: Any) -> Any:
         """Call the model synchronously and return its AI message."""
         model = self.model

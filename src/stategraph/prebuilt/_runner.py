@@ -58,18 +58,27 @@ class ToolRunner:
         return f"ToolRunner({self.name!r})"
 
     def _prepare(self, args: dict[str, Any], call: Mapping[str, Any]) -> Any:
-        if self.validator is None:
+        if not self.takes_tool_call:
             return args
+        return {"name": self.name, "args": args, "id": call.get("id"), "type": "tool_call"}
+
+    def _invalid(self, args: dict[str, Any], error: Exception) -> Exception:
+        """The error to raise for a LangChain tool that rejected ``args``: the model's
+        arguments checked against the tool's call schema (a
+        :class:`ToolInvocationError` when they are the problem), else ``error``.
+
+        The tool validates its input itself, inside its own run, so its callbacks report
+        the failing call as they do under LangGraph."""
         from pydantic import ValidationError
 
+        if self.validator is None or not isinstance(error, ValidationError):
+            return error
         try:
             self.validator.model_validate(args)
         except ValidationError as exc:
             model_args = {k: v for k, v in args.items() if k not in self.injections}
-            raise ToolInvocationError(self.name, model_args, exc) from exc
-        if not self.takes_tool_call:
-            return args
-        return {"name": self.name, "args": args, "id": call.get("id"), "type": "tool_call"}
+            return ToolInvocationError(self.name, model_args, exc)
+        return error
 
     def call(self, args: dict[str, Any], call: Mapping[str, Any]) -> Any:
         """Run the tool synchronously."""
@@ -80,7 +89,13 @@ class ToolRunner:
             )
         payload = self._prepare(args, call)
         if self.takes_tool_call:
-            return self.obj.invoke(payload, _langchain_config())
+            try:
+                return self.obj.invoke(payload, _langchain_config())
+            except Exception as exc:
+                invalid = self._invalid(args, exc)
+                if invalid is exc:
+                    raise
+                raise invalid from exc
         return self.obj.invoke(payload)
 
     async def acall(self, args: dict[str, Any], call: Mapping[str, Any]) -> Any:
@@ -89,6 +104,15 @@ class ToolRunner:
         if isinstance(self.obj, Tool):
             return await self.obj.ainvoke(payload)
         config = _langchain_config() if self.takes_tool_call else None
+        try:
+            return await self._aexecute(payload, config)
+        except Exception as exc:
+            invalid = self._invalid(args, exc) if self.takes_tool_call else exc
+            if invalid is exc:
+                raise
+            raise invalid from exc
+
+    async def _aexecute(self, payload: Any, config: Any) -> Any:
         ainvoke = getattr(self.obj, "ainvoke", None)
         if ainvoke is not None:
             return await (ainvoke(payload, config) if config is not None else ainvoke(payload))

@@ -73,7 +73,7 @@ def is_tool_call_list(value: Any) -> bool:
 def current_graph_state() -> Any:
     """The running graph's state as the calling task sees it (its keys' current values),
     or ``None`` outside a graph run: what tools given only tool calls get injected."""
-    from stategraph.pregel.observe import current_run_and_task
+    from stategraph.observe import current_run_and_task
 
     current = current_run_and_task()
     if current is None:

@@ -237,12 +237,29 @@ def create_react_agent(
         view = model_input_state(state) if pre_model_hook is not None else state
         _validate_chat_history(state_messages(view))
         runtime = _runtime() if caller.kind == "dynamic" else None
+        chain = _langchain_chain(caller)
+        if chain is not None:
+            return chain.call_model_chain(
+                view,
+                lambda s: caller.model_input(prompter.messages(s)),
+                caller.model,
+                lambda reply: finish(state, caller.reply(reply)),
+            )
         return finish(state, caller.invoke(prompter.messages(view), state, runtime))
 
     async def aagent(state: Any) -> dict[str, Any]:
         view = model_input_state(state) if pre_model_hook is not None else state
         _validate_chat_history(state_messages(view))
         runtime = _runtime() if caller.kind == "dynamic" else None
+        chain = _langchain_chain(caller)
+        if chain is not None and caller.has_native_async:
+
+            async def prompt(s: Any) -> Any:
+                return caller.model_input(await prompter.amessages(s))
+
+            return await chain.acall_model_chain(
+                view, prompt, caller.model, lambda reply: finish(state, caller.reply(reply))
+            )
         messages = await prompter.amessages(view)
         return finish(state, await caller.ainvoke(messages, state, runtime))
 
@@ -312,6 +329,21 @@ def create_react_agent(
         debug=debug,
         name=name,
     )
+
+
+def _langchain_chain(caller: ModelCaller) -> Any:
+    """The LangChain bridge's agent chain when the model is a LangChain runnable (its
+    call is then traced as LangGraph's ``call_model`` > ``Prompt | model``), else None."""
+    if caller.kind != "runnable" or type(caller.model).__module__.startswith("stategraph."):
+        return None
+    from stategraph._bridges import langchain_bridge
+
+    bridge = langchain_bridge()
+    if bridge is None or not bridge.is_langchain_model(caller.model):
+        return None
+    import importlib
+
+    return importlib.import_module("stategraph.interop.langchain.agent_chain")
 
 
 def _runtime() -> Any:

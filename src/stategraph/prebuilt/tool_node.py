@@ -14,6 +14,7 @@ from typing_extensions import TypedDict
 from stategraph.constants import END
 from stategraph.errors import GraphBubbleUp
 from stategraph.messages import ToolCall, ToolMessage, convert_to_messages
+from stategraph.observe._tool_calls import tool_failed, tool_finished, tool_started
 from stategraph.prebuilt._injection import (
     InjectedState,
     InjectedStore,
@@ -41,7 +42,6 @@ from stategraph.prebuilt._tool_output import (
 )
 from stategraph.prebuilt._tool_runtime import ToolCallRequest, ToolRuntime, current_tool_runtime
 from stategraph.prebuilt.tools import ToolInvocationError, is_async_only
-from stategraph.pregel.tool_calls import tool_failed, tool_finished, tool_started
 from stategraph.types import Command
 
 __all__ = [
@@ -356,16 +356,17 @@ class ToolNode:
         runner, args = self._prepare_call(call, parsed, store)
         if runner is None:
             return invalid_tool_message(call, list(self._runners))
-        tool_started(call)
+        lc = runner.takes_tool_call
+        tool_started(call, by_library=lc)
         try:
             result = runner.call(args, call)
         except GraphBubbleUp:
             raise
         except Exception as exc:
-            tool_failed(call, exc)
+            tool_failed(call, exc, by_library=lc)
             return self._error_message(exc, call)
         output = self._finish(runner, call, result, parsed)
-        tool_finished(call, _reported(output, parsed))
+        tool_finished(call, _reported(output, parsed), by_library=lc)
         return output
 
     def invoke(self, input: Any, config: Mapping[str, Any] | None = None) -> Any:
@@ -427,16 +428,17 @@ class ToolNode:
         runner, args = self._prepare_call(call, parsed, store)
         if runner is None:
             return invalid_tool_message(call, list(self._runners))
-        tool_started(call)
+        lc = runner.takes_tool_call
+        tool_started(call, by_library=lc)
         try:
             result = await runner.acall(args, call)
         except GraphBubbleUp:
             raise
         except Exception as exc:
-            tool_failed(call, exc)
+            tool_failed(call, exc, by_library=lc)
             return self._error_message(exc, call)
         output = self._finish(runner, call, result, parsed)
-        tool_finished(call, _reported(output, parsed))
+        tool_finished(call, _reported(output, parsed), by_library=lc)
         return output
 
     async def ainvoke(self, input: Any, config: Mapping[str, Any] | None = None) -> Any:

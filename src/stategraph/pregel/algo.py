@@ -11,6 +11,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from stategraph._task_ids import make_task_id
 from stategraph.channels.base import BaseChannel
 from stategraph.constants import (
     CALL_RESULT,
@@ -76,21 +77,6 @@ def null_version_of(versions: Mapping[str, Any]) -> Any:
     for v in versions.values():
         return type(v)()
     return None
-
-
-_xxh3_128_hexdigest: Callable[[bytes], str] | None = None
-
-
-def make_task_id(*parts: str | int) -> str:
-    """Deterministic task id: xxh3-128 of the parts, formatted like a UUID."""
-    global _xxh3_128_hexdigest
-    digest = _xxh3_128_hexdigest
-    if digest is None:
-        from xxhash import xxh3_128_hexdigest
-
-        digest = _xxh3_128_hexdigest = xxh3_128_hexdigest
-    h = digest("\x00".join(map(str, parts)).encode())
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
 
 
 def triggered(

@@ -21,7 +21,9 @@ from stategraph.errors import (
     is_invalid_resume,
     sync_timeout_error,
 )
+from stategraph.observe import aresolve
 from stategraph.pregel import effects as fx
+from stategraph.pregel._watch import RunWatch
 from stategraph.pregel.attempt import (
     after_failure,
     arun_writers,
@@ -33,7 +35,6 @@ from stategraph.pregel.attempt import (
 )
 from stategraph.pregel.cache_io import apply_cache_hits, cache_entries, cache_lookup_keys
 from stategraph.pregel.lease_guard import acquire_async, fenced
-from stategraph.pregel.observe import RunWatch, aresolve
 from stategraph.pregel.sync_shell import _streams_while_running
 
 if TYPE_CHECKING:

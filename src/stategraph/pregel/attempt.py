@@ -14,6 +14,7 @@ from stategraph._context import CURRENT_TASK, TaskContext
 from stategraph._notes import add_note
 from stategraph.constants import CONF, TASK_BOOKKEEPING
 from stategraph.errors import GraphBubbleUp, GraphInterrupt, ParentCommand
+from stategraph.observe._protocol import task_run_metadata
 from stategraph.pregel.retry import retry_delay
 from stategraph.runtime import ExecutionInfo
 from stategraph.types import Command
@@ -80,7 +81,7 @@ def make_context(
             # the run's durability, where LangGraph's nodes find it
             "__pregel_durability": run.durability,
         }
-        metadata = task_metadata(run, task, step)
+        metadata = task_run_metadata(run, task, step)
         cfg = {
             **run.config,
             CONF: conf,
@@ -120,33 +121,10 @@ def make_context(
         stream_writer=writer,
         run=(run, task),
     )
-    if run.model_handlers:
-        if run.messages is not None and "messages" in run.modes:
-            run.messages.task_started(task)
-        ctx.scopes = run.task_scopes()
+    if run.model_handlers and run.messages is not None and "messages" in run.modes:
+        run.messages.task_started(task)
+    ctx.scopes = run.task_scopes()
     return ctx
-
-
-def task_metadata(run: RunContext, task: Task, step: int) -> dict[str, Any]:
-    """The ``metadata`` of a task's config: the run's, the node's, and LangGraph's keys.
-
-    (``thread_id``, ``langgraph_step``/``_node``/``_triggers``/``_path``/
-    ``_checkpoint_ns``, and ``checkpoint_ns`` inside a subgraph.)
-    """
-    node_meta = {k: v for k, v in task.node.metadata.items() if not k.startswith("__")}
-    metadata = {
-        **run.metadata,
-        **node_meta,
-        "thread_id": run.thread_id,
-        "langgraph_step": step,
-        "langgraph_node": task.name,
-        "langgraph_triggers": tuple(task.triggers),
-        "langgraph_path": task.path,
-        "langgraph_checkpoint_ns": task.ns,
-    }
-    if run.ns:
-        metadata["checkpoint_ns"] = run.ns
-    return metadata
 
 
 def run_writers(task: Task, output: Any) -> None:

@@ -11,11 +11,10 @@ from stategraph.pregel.task import ResumeState
 from stategraph.runtime import RunControl, Runtime, ServerInfo
 
 if TYPE_CHECKING:
+    from stategraph.observe import ModelCallHandler, Observers, TaskScope
+    from stategraph.observe._messages import MessagesEmitter
     from stategraph.pregel.lease_guard import LeaseSettings, RunGuard
     from stategraph.pregel.main import Pregel
-    from stategraph.pregel.messages_stream import MessagesEmitter
-    from stategraph.pregel.model_calls import ModelCallHandler, TaskScope
-    from stategraph.pregel.observe import Observers
     from stategraph.pregel.remote_tasks import Remote
     from stategraph.pregel.task import Task
 
@@ -206,7 +205,7 @@ class RunContext:
         self.stateful = stateful
         self.model_handlers: list[ModelCallHandler] = []
         """Who hears of the chat-model calls made in this run's tasks (shared with the
-        run's subgraphs); see :mod:`stategraph.pregel.model_calls`."""
+        run's subgraphs); see :mod:`stategraph.observe._model_calls`."""
         self.messages: MessagesEmitter | None = None
         """The ``messages`` stream emitter, when the caller streams that mode."""
         self.scopes: list[TaskScope] | None = None
@@ -221,7 +220,7 @@ class RunContext:
         """The model-library scopes each task enters (computed once per run)."""
         scopes = self.scopes
         if scopes is None:
-            from stategraph.pregel.model_calls import task_scopes
+            from stategraph.observe import task_scopes
 
             scopes = self.scopes = task_scopes(self)
         return scopes

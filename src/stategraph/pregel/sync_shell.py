@@ -17,7 +17,9 @@ from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
 from stategraph.errors import GraphBubbleUp, GraphInterrupt, sync_timeout_error
+from stategraph.observe import resolve
 from stategraph.pregel import effects as fx
+from stategraph.pregel._watch import RunWatch
 from stategraph.pregel.attempt import (
     after_failure,
     enter,
@@ -29,7 +31,6 @@ from stategraph.pregel.attempt import (
 )
 from stategraph.pregel.cache_io import apply_cache_hits, cache_entries, cache_lookup_keys
 from stategraph.pregel.lease_guard import acquire_sync, fenced
-from stategraph.pregel.observe import RunWatch, resolve
 from stategraph.pregel.step_pool import StepPool
 
 if TYPE_CHECKING:

@@ -28,7 +28,7 @@ from stategraph.interop.langchain.messages import (
     to_langchain,
     to_langchain_messages,
 )
-from stategraph.interop.langchain.scope import enter_task, runnable_config
+from stategraph.interop.langchain.scope import enter_call, enter_task, runnable_config
 from stategraph.interop.langchain.tool_types import adopt_langchain_tool_types, as_langchain_tool
 
 __all__ = [
@@ -36,6 +36,7 @@ __all__ = [
     "as_langchain_tool",
     "use_langchain_messages",
     "langchain_messages",
+    "enter_call",
     "enter_task",
     "runnable_config",
     "to_langchain",

@@ -2,35 +2,46 @@
 
 LangChain models read their run config (callbacks, tags, metadata) from a context
 variable when called without one. :func:`enter_task` sets it for the task about to
-run, with the task's tags and metadata (so a model's callbacks see LangGraph's
-``langgraph_*`` keys) and a :class:`HookBridge` among the callbacks. The bridge is a
-*streaming* callback handler, which is what makes a LangChain model stream under the
-hood in ``invoke`` — exactly as in LangGraph — and it forwards the model's start,
-tokens, end and errors to the run's model-call handlers.
+run: a callback manager parented to the node's run, with its tags and metadata (so a
+model's, chain's or tool's run nests under the node with LangGraph's ``langgraph_*``
+keys and ``seq:step:1`` tag), and a :class:`HookBridge` among its handlers. The bridge
+forwards the model's start, tokens, end and errors to the run's model-call handlers;
+when one of them wants tokens it is a *streaming* handler
+(:class:`StreamingHookBridge`), which is what makes a LangChain model stream under the
+hood in ``invoke``, as in LangGraph.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar, cast
-from uuid import UUID
+from uuid import UUID, uuid4
 
-from langchain_core.callbacks import BaseCallbackHandler, BaseCallbackManager
+from langchain_core.callbacks import BaseCallbackHandler, BaseCallbackManager, CallbackManager
 from langchain_core.runnables.config import var_child_runnable_config
 from langchain_core.tracers._streaming import _StreamingCallbackHandler
 
-from stategraph.pregel.model_calls import ModelCall, begin_model_call
+from stategraph.observe import ModelCall, begin_model_call
 
 if TYPE_CHECKING:
     from stategraph._context import TaskContext
 
-__all__ = ["HookBridge", "enter_task", "runnable_config"]
+__all__ = [
+    "HookBridge",
+    "StreamingHookBridge",
+    "enter_call",
+    "enter_task",
+    "runnable_config",
+]
 
 T = TypeVar("T")
 
 
-class HookBridge(BaseCallbackHandler, _StreamingCallbackHandler):
-    """A LangChain callback handler forwarding chat-model runs to the model-call hook."""
+class HookBridge(BaseCallbackHandler):
+    """A LangChain callback handler forwarding chat-model runs to the model-call hook.
+
+    It does not make models stream: :class:`StreamingHookBridge` does, for runs where
+    some follower wants tokens."""
 
     run_inline = True  # called in the model's own context, in order
     raise_error = True  # a failing stategraph handler fails the call, as documented
@@ -60,6 +71,7 @@ class HookBridge(BaseCallbackHandler, _StreamingCallbackHandler):
             inherit=False,
             run_id=str(run_id),
             task=self.task,
+            bridged=True,
         )
         if call is not None:
             self.calls[run_id] = call
@@ -87,6 +99,12 @@ class HookBridge(BaseCallbackHandler, _StreamingCallbackHandler):
         if call is not None:
             call.error(error)
 
+
+class StreamingHookBridge(HookBridge, _StreamingCallbackHandler):
+    """The bridge for runs whose followers want tokens (the ``messages`` mode, events):
+    being a streaming handler is what makes a LangChain model stream under ``invoke``,
+    as in LangGraph."""
+
     def tap_output_iter(self, run_id: UUID, output: Iterator[T]) -> Iterator[T]:
         """Streams pass through untouched (tokens arrive via ``on_llm_new_token``)."""
         return output
@@ -106,10 +124,124 @@ def _with_bridge(callbacks: Any, bridge: HookBridge) -> Any:
     return [*callbacks, bridge]
 
 
+def _wants_tokens(run: Any, handlers: list[Any]) -> bool:
+    from stategraph.observe import ModelCallObserving
+    from stategraph.observe._events import EventStreamHandler
+
+    if any(isinstance(h, EventStreamHandler) for h in handlers):
+        return True
+    return any(
+        getattr(h, "streams", False)
+        for h in run.model_handlers
+        if not isinstance(h, ModelCallObserving)
+    )
+
+
+def _node_run(ctx: TaskContext) -> tuple[Any, Any] | None:
+    """The callback observer of the task's run and the chain run the task is reported
+    as (the graph's run for a task that is not traced), or ``None``."""
+    from stategraph.observe._callbacks import CallbackObserver
+
+    pair = ctx.run
+    if not isinstance(pair, tuple):
+        return None
+    run, task = pair
+    observers = run.observers
+    if observers is None:
+        return None
+    for observer in observers.items:
+        if isinstance(observer, CallbackObserver):
+            span = observer.reserve_task_run(run, task) or observer.run_of(run)
+            if span is not None:
+                return observer, span
+    return None
+
+
+def _child_manager(span: Any, handlers: list[Any]) -> CallbackManager:
+    """LangGraph's ``run_manager.get_child("seq:step:1")`` for the node's run ``span``:
+    runs made with it nest under the node and inherit its tags and metadata."""
+    return CallbackManager(
+        handlers,
+        handlers,
+        parent_run_id=span.run_id,
+        tags=[*span.inheritable_tags, "seq:step:1"],
+        inheritable_tags=list(span.inheritable_tags),
+        metadata=dict(span.metadata),
+        inheritable_metadata=dict(span.metadata),
+    )
+
+
 def enter_task(ctx: TaskContext) -> Callable[[], None]:
-    """Give LangChain runnables called in this task its config and the hook bridge."""
+    """Give LangChain runnables called in this task its config and the hook bridge.
+
+    When LangChain-style handlers observe the run, the config's callbacks are a child
+    manager of the node's run, so the runs made in the node (models, chains, tools,
+    custom events) nest under it and carry its tags and metadata; otherwise they are
+    the task's callbacks plus the bridge. The bridge makes models stream only when
+    some follower wants tokens."""
     config = dict(ctx.config)
-    config["callbacks"] = _with_bridge(config.get("callbacks"), HookBridge(ctx))
+    callbacks = config.get("callbacks")
+    found = _node_run(ctx)
+    if found is not None:
+        handlers = list(found[0].handlers)
+    elif isinstance(callbacks, BaseCallbackManager):
+        handlers = list(callbacks.handlers)
+    else:
+        handlers = list(callbacks or ())
+    pair = ctx.run
+    streams = isinstance(pair, tuple) and _wants_tokens(pair[0], handlers)
+    bridge = StreamingHookBridge(ctx) if streams else HookBridge(ctx)
+    if found is not None:
+        config["callbacks"] = _child_manager(found[1], [*handlers, bridge])
+        # the config the node receives carries the same manager: a model given it
+        # (``model.invoke(messages, config)``) nests and streams as one called without
+        ctx.config["callbacks"] = config["callbacks"]
+    elif isinstance(callbacks, BaseCallbackManager):
+        config["callbacks"] = _with_bridge(callbacks, bridge)
+    else:
+        # nobody traces the node's run, but LangChain runs made in it still have it as
+        # their parent (an id no handler sees), as under LangGraph
+        all_handlers = [*handlers, bridge]
+        config["callbacks"] = CallbackManager(
+            all_handlers,
+            all_handlers,
+            parent_run_id=uuid4(),
+            tags=[*(config.get("tags") or ()), "seq:step:1"],
+            inheritable_tags=list(config.get("tags") or ()),
+            metadata=dict(config.get("metadata") or {}),
+            inheritable_metadata=dict(config.get("metadata") or {}),
+        )
+    return _publish(config)
+
+
+def enter_call(ctx: TaskContext, call_id: str) -> Callable[[], None] | None:
+    """Give LangChain runnables called inside the ``@task`` call ``call_id`` (running
+    in ``ctx``) a config whose runs nest under the call's run, with its metadata, as
+    LangGraph attributes them to the task; ``None`` when no LangChain-style handler
+    observes the run."""
+    from stategraph.observe._callbacks import CallbackObserver
+
+    pair = ctx.run
+    if not isinstance(pair, tuple) or pair[0].observers is None:
+        return None
+    run, task = pair
+    for observer in run.observers.items:
+        if not isinstance(observer, CallbackObserver):
+            continue
+        span = observer.call_run(run, task, call_id)
+        if span is None:
+            continue
+        handlers = list(observer.handlers)
+        bridge = StreamingHookBridge(ctx) if _wants_tokens(run, handlers) else HookBridge(ctx)
+        config = dict(var_child_runnable_config.get() or ctx.config)
+        config["callbacks"] = _child_manager(span, [*handlers, bridge])
+        config["metadata"] = dict(span.metadata)
+        return _publish(config)
+    return None
+
+
+def _publish(config: dict[str, Any]) -> Callable[[], None]:
+    """Make ``config`` the one LangChain runnables read; returns the undo."""
     token = var_child_runnable_config.set(cast(Any, config))
 
     def leave() -> None:

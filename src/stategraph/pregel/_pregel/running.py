@@ -47,7 +47,7 @@ class RunMixin(RunSetupMixin):
         stream-part dicts instead. ``print_mode`` (and ``debug=True``, which prints
         ``values`` and ``updates``) prints chunks to standard output as they come.
         """
-        from stategraph.pregel.printing import print_chunk, print_modes
+        from stategraph.observe._printing import print_chunk, print_modes
         from stategraph.pregel.sync_shell import drive_sync
 
         if kwargs:
@@ -121,7 +121,7 @@ class RunMixin(RunSetupMixin):
         thread (see ``docs/concurrency.md``).
         ``print_mode`` / ``debug=True`` print stream chunks as the run goes.
         """
-        from stategraph.pregel.printing import print_modes
+        from stategraph.observe._printing import print_modes
         from stategraph.pregel.sync_shell import drive_sync
 
         if kwargs:
@@ -278,8 +278,8 @@ class RunMixin(RunSetupMixin):
         import asyncio
         import threading
 
+        from stategraph.observe._printing import print_chunk, print_modes
         from stategraph.pregel.async_shell import drive_async
-        from stategraph.pregel.printing import print_chunk, print_modes
 
         if kwargs:
             durability = _run_kwargs("stream", kwargs, durability)
@@ -352,8 +352,8 @@ class RunMixin(RunSetupMixin):
         **kwargs: Any,
     ) -> Any:
         """Async twin of :meth:`invoke`."""
+        from stategraph.observe._printing import print_modes
         from stategraph.pregel.async_shell import drive_async
-        from stategraph.pregel.printing import print_modes
 
         if kwargs:
             durability = _run_kwargs("invoke", kwargs, durability)
@@ -425,10 +425,10 @@ class RunMixin(RunSetupMixin):
         as :meth:`astream_events` does, from synchronous code.
         """
         if version == "v3":
-            from stategraph.pregel.stream_v3 import stream_v3
+            from stategraph.observe._stream_v3 import stream_v3
 
             return stream_v3(cast("Pregel", self), input, config, transformers, kwargs)
-        from stategraph.pregel.events import stream_events
+        from stategraph.observe._events import stream_events
 
         return stream_events(cast("Pregel", self), input, config, version, transformers, kwargs)
 
@@ -446,10 +446,10 @@ class RunMixin(RunSetupMixin):
         ``version="v3"`` is awaited and returns an
         :class:`~stategraph.stream.AsyncGraphRunStream`."""
         if version == "v3":
-            from stategraph.pregel.stream_v3 import astream_v3
+            from stategraph.observe._stream_v3 import astream_v3
 
             return astream_v3(cast("Pregel", self), input, config, transformers, kwargs)
-        from stategraph.pregel.events import astream_events
+        from stategraph.observe._events import astream_events
 
         return astream_events(cast("Pregel", self), input, config, version, transformers, kwargs)
 
@@ -526,6 +526,6 @@ def _printer(printed: frozenset[str]) -> Any:
     """The sink of an ``invoke`` that prints chunks (``None`` when nothing is printed)."""
     if not printed:
         return None
-    from stategraph.pregel.printing import print_chunk
+    from stategraph.observe._printing import print_chunk
 
     return print_chunk

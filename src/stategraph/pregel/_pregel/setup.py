@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any, cast
 from stategraph._context import CURRENT_TASK
 from stategraph.constants import CONF, INTERRUPT, NS_SEP
 from stategraph.errors import GraphInterrupt
+from stategraph.observe import observers_for
+from stategraph.observe._typed_output import V2Parts
 from stategraph.pregel._pregel.base import PregelBase
 from stategraph.pregel._pregel.config import (
     _DURABILITY,
@@ -24,11 +26,9 @@ from stategraph.pregel._pregel.config import (
 )
 from stategraph.pregel.io import check_output_keys
 from stategraph.pregel.loop import Loop
-from stategraph.pregel.observe import observers_for
 from stategraph.pregel.run import ReplayPlan, RunContext, strip_task_ids
 from stategraph.pregel.schema import coerce_context
 from stategraph.pregel.task import ResumeState, Task
-from stategraph.pregel.typed_output import V2Parts
 from stategraph.runtime import DEFAULT_RUNTIME, RunControl, Runtime
 
 if TYPE_CHECKING:
@@ -220,7 +220,7 @@ class RunSetupMixin(PregelBase):
             run.model_handlers = parent_run.model_handlers
             run.messages = parent_run.messages
         elif "messages" in modes and sink is not None:
-            from stategraph.pregel.messages_stream import MessagesEmitter
+            from stategraph.observe._messages import MessagesEmitter
 
             run.messages = MessagesEmitter(sink, run.subgraphs)
             run.model_handlers = [run.messages]
@@ -229,7 +229,7 @@ class RunSetupMixin(PregelBase):
             and run.observers is not None
             and run.observers.wants("model_started")
         ):
-            from stategraph.pregel.observe import ModelCallObserving
+            from stategraph.observe import ModelCallObserving
 
             run.model_handlers = [*run.model_handlers, ModelCallObserving(run.observers)]  # type: ignore[list-item]
         return Loop(run, input)

@@ -3,6 +3,8 @@
 Each report goes to the ``tools`` stream mode (when the caller streams it) and to the
 run's observers (callback handlers get ``on_tool_start`` / ``on_tool_end`` /
 ``on_tool_error``, tracing gets a span). Outside a running graph they do nothing.
+``by_library=True`` marks a call whose tool library reports it to those handlers
+itself (a LangChain tool run with the node's config).
 """
 
 from __future__ import annotations
@@ -11,16 +13,21 @@ from collections.abc import Mapping
 from typing import Any
 
 from stategraph._sync_await import resolve
-from stategraph.pregel.observe import current_run_and_task
+from stategraph.observe._fanout import current_run_and_task
+from stategraph.observe._protocol import ToolCallRecord
 
 __all__ = ["tool_started", "tool_finished", "tool_failed", "tool_output_delta"]
+
+
+def _record(call: Mapping[str, Any], by_library: bool) -> Mapping[str, Any]:
+    return ToolCallRecord(call, True) if by_library else call
 
 
 def _call_id(call: Mapping[str, Any]) -> Any:
     return call.get("id")
 
 
-def tool_started(call: Mapping[str, Any]) -> None:
+def tool_started(call: Mapping[str, Any], *, by_library: bool = False) -> None:
     """The tool call ``{"name", "args", "id"}`` starts."""
     current = current_run_and_task()
     if current is None:
@@ -37,7 +44,7 @@ def tool_started(call: Mapping[str, Any]) -> None:
             },
         )
     if run.observers is not None:
-        resolve(run.observers.tool_started(run, task, call))
+        resolve(run.observers.tool_started(run, task, _record(call, by_library)))
 
 
 def tool_output_delta(call: Mapping[str, Any], delta: Any) -> None:
@@ -54,7 +61,7 @@ def tool_output_delta(call: Mapping[str, Any], delta: Any) -> None:
         resolve(run.observers.tool_output_delta(run, task, call, delta))
 
 
-def tool_finished(call: Mapping[str, Any], output: Any) -> None:
+def tool_finished(call: Mapping[str, Any], output: Any, *, by_library: bool = False) -> None:
     """The tool call produced ``output`` (its message or command)."""
     current = current_run_and_task()
     if current is None:
@@ -65,10 +72,10 @@ def tool_finished(call: Mapping[str, Any], output: Any) -> None:
             "tools", {"event": "tool-finished", "tool_call_id": _call_id(call), "output": output}
         )
     if run.observers is not None:
-        resolve(run.observers.tool_finished(run, task, call, output))
+        resolve(run.observers.tool_finished(run, task, _record(call, by_library), output))
 
 
-def tool_failed(call: Mapping[str, Any], error: BaseException) -> None:
+def tool_failed(call: Mapping[str, Any], error: BaseException, *, by_library: bool = False) -> None:
     """The tool raised ``error`` (interrupts and other control flow are not failures)."""
     current = current_run_and_task()
     if current is None:
@@ -79,4 +86,4 @@ def tool_failed(call: Mapping[str, Any], error: BaseException) -> None:
             "tools", {"event": "tool-error", "tool_call_id": _call_id(call), "message": str(error)}
         )
     if run.observers is not None:
-        resolve(run.observers.tool_failed(run, task, call, error))
+        resolve(run.observers.tool_failed(run, task, _record(call, by_library), error))

@@ -10,11 +10,11 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from stategraph.pregel.observe import RunObserver
+from stategraph.observe._protocol import RunObserver
 
 if TYPE_CHECKING:
-    from stategraph.pregel.run import RunContext
-    from stategraph.pregel.task import Task
+    from stategraph.observe._protocol import RunRecord as RunContext
+    from stategraph.observe._protocol import TaskRecord as Task
 
 __all__ = ["LoggingObserver", "debug_logging_enabled"]
 

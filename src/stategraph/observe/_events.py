@@ -14,13 +14,10 @@ import asyncio
 import threading
 import warnings
 from collections.abc import AsyncIterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from uuid import UUID
 
 from stategraph.callbacks import BaseCallbackHandler, read_callbacks
-
-if TYPE_CHECKING:
-    from stategraph.pregel.main import Pregel
 
 __all__ = ["EventStreamHandler", "astream_events", "stream_events"]
 
@@ -45,7 +42,7 @@ def check_version(version: Any) -> None:
 
 
 def stream_events(
-    graph: Pregel[Any, Any, Any, Any],
+    graph: Any,
     input: Any,
     config: Any,
     version: str,
@@ -107,7 +104,7 @@ class _Filter:
 
 
 class _RunInfo:
-    __slots__ = ("inputs", "metadata", "name", "parent_ids", "run_type", "tags")
+    __slots__ = ("inputs", "metadata", "name", "parent_ids", "run_type", "tags", "tool_call_id")
 
     def __init__(
         self,
@@ -124,6 +121,28 @@ class _RunInfo:
         self.metadata = metadata
         self.parent_ids = parent_ids
         self.inputs = inputs
+        self.tool_call_id: Any = None
+
+
+def _run_name(name: str | None, serialized: Any, default: str) -> str:
+    """The name a run is reported under: the ``name`` given, else the one LangChain's
+    ``serialized`` description carries (its ``name``, else the last part of its id)."""
+    if name:
+        return name
+    if isinstance(serialized, dict):
+        named = serialized.get("name")
+        if isinstance(named, str) and named:
+            return named
+        ident = serialized.get("id")
+        if isinstance(ident, (list, tuple)) and ident:
+            return str(ident[-1])
+    return default
+
+
+def _chain_kind(run_type: Any) -> str:
+    """The event prefix of a chain-like run: LangChain marks prompts and output parsers
+    with their ``run_type``."""
+    return run_type if run_type in ("prompt", "parser") else "chain"
 
 
 class EventStreamHandler(BaseCallbackHandler):
@@ -201,8 +220,17 @@ class EventStreamHandler(BaseCallbackHandler):
         name: str | None = None,
         **kwargs: Any,
     ) -> None:
-        info = self._begin(run_id, parent_run_id, name or "chain", "chain", tags, metadata, inputs)
-        self._send("on_chain_start", run_id, info, {"input": inputs})
+        kind = _chain_kind(kwargs.get("run_type"))
+        info = self._begin(
+            run_id,
+            parent_run_id,
+            _run_name(name, serialized, "chain"),
+            kind,
+            tags,
+            metadata,
+            inputs,
+        )
+        self._send(f"on_{kind}_start", run_id, info, {"input": inputs})
 
     def on_chain_stream(self, chunk: Any, *, run_id: UUID, **kwargs: Any) -> None:
         info = self.runs.get(run_id)
@@ -217,7 +245,8 @@ class EventStreamHandler(BaseCallbackHandler):
             # the root's end is sent after its last chunk (see _astream)
             self.root_output = outputs
             return
-        self._send("on_chain_end", run_id, info, {"output": outputs, "input": info.inputs})
+        kind = _chain_kind(info.run_type)
+        self._send(f"on_{kind}_end", run_id, info, {"output": outputs, "input": info.inputs})
 
     def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         if run_id != self.root:
@@ -253,7 +282,16 @@ class EventStreamHandler(BaseCallbackHandler):
         **kwargs: Any,
     ) -> None:
         value = inputs if inputs is not None else input_str
-        info = self._begin(run_id, parent_run_id, name or "tool", "tool", tags, metadata, value)
+        info = self._begin(
+            run_id,
+            parent_run_id,
+            _run_name(name, serialized, "tool"),
+            "tool",
+            tags,
+            metadata,
+            value,
+        )
+        info.tool_call_id = kwargs.get("tool_call_id")
         self._send("on_tool_start", run_id, info, {"input": value})
 
     def on_tool_end(self, output: Any, *, run_id: UUID, **kwargs: Any) -> None:
@@ -264,7 +302,10 @@ class EventStreamHandler(BaseCallbackHandler):
     def on_tool_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         info = self.runs.pop(run_id, None)
         if info is not None:
-            self._send("on_tool_error", run_id, info, {"error": error, "input": info.inputs})
+            # as LangChain's event stream: the failing call's id goes with the error
+            call_id = kwargs.get("tool_call_id") or info.tool_call_id
+            data = {"error": error, "input": info.inputs, "tool_call_id": call_id}
+            self._send("on_tool_error", run_id, info, data)
 
     # ----------------------------------------------------------------- chat models
     def on_chat_model_start(
@@ -282,7 +323,7 @@ class EventStreamHandler(BaseCallbackHandler):
         info = self._begin(
             run_id,
             parent_run_id,
-            name or "chat_model",
+            _run_name(name, serialized, "chat_model"),
             "chat_model",
             tags,
             metadata,
@@ -320,7 +361,7 @@ class EventStreamHandler(BaseCallbackHandler):
 
 
 def astream_events(
-    graph: Pregel[Any, Any, Any, Any],
+    graph: Any,
     input: Any,
     config: Any,
     version: str,
@@ -345,7 +386,7 @@ def astream_events(
 
 
 async def _astream(
-    graph: Pregel[Any, Any, Any, Any],
+    graph: Any,
     input: Any,
     config: dict[str, Any],
     version: str,

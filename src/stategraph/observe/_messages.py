@@ -10,17 +10,17 @@ replay it). Tasks of subgraphs report only when the caller streams subgraphs.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from stategraph import _clock
 from stategraph.constants import ERROR, INTERRUPT
-from stategraph.pregel.attempt import task_metadata
-from stategraph.pregel.model_calls import ModelCall, ModelCallHandler
+from stategraph.observe._model_calls import ModelCall, ModelCallHandler
+from stategraph.observe._protocol import task_run_metadata
 
 if TYPE_CHECKING:
-    from stategraph.pregel.run import RunContext, Sink
-    from stategraph.pregel.task import Task
+    from stategraph.observe._protocol import RunRecord as RunContext
+    from stategraph.observe._protocol import TaskRecord as Task
 
 __all__ = ["MessagesEmitter", "NOSTREAM"]
 
@@ -60,7 +60,7 @@ class MessagesEmitter(ModelCallHandler):
 
     streams: ClassVar[bool] = True
 
-    def __init__(self, sink: Sink, subgraphs: bool) -> None:
+    def __init__(self, sink: Callable[[tuple[str, ...], str, Any], None], subgraphs: bool) -> None:
         self.sink = sink
         self.subgraphs = subgraphs
         self.seen: set[str] = set()
@@ -71,8 +71,10 @@ class MessagesEmitter(ModelCallHandler):
         if NOSTREAM in call.tags or (call.namespace and not self.subgraphs):
             return False
         meta = call.metadata
-        if call.tags:
-            meta = {**meta, "tags": list(call.tags)}
+        tags = [t for t in call.tags if not (isinstance(t, str) and t.startswith("seq:step"))]
+        if tags:
+            # LangChain's position markers (seq:step:N) are not the caller's tags
+            meta = {**meta, "tags": tags}
         self._meta[call.run_id] = meta
         return True
 
@@ -127,7 +129,5 @@ class MessagesEmitter(ModelCallHandler):
                 if item.id is not None:
                     self.seen.add(item.id)
                 if meta is None:
-                    meta = {**task_metadata(run, task, step), "ls_integration": "langgraph"}
-                    if meta["thread_id"] is None:
-                        del meta["thread_id"]
+                    meta = {**task_run_metadata(run, task, step), "ls_integration": "langgraph"}
                 self.sink(run.stream_ns, "messages", (item, dict(meta)))

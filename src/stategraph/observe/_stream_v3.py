@@ -8,7 +8,6 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from stategraph.pregel.main import Pregel
     from stategraph.stream import AsyncGraphRunStream, GraphRunStream, StreamTransformer
 
 __all__ = ["normalize_transformer_factories", "stream_v3", "astream_v3"]
@@ -57,7 +56,7 @@ def _scoped(factory: Any) -> Callable[[tuple[str, ...]], StreamTransformer]:
     return build
 
 
-def _factories(graph: Pregel[Any, Any, Any, Any], transformers: Sequence[Any] | None) -> list[Any]:
+def _factories(graph: Any, transformers: Sequence[Any] | None) -> list[Any]:
     from stategraph.stream.transformers import (
         LifecycleTransformer,
         MessagesTransformer,
@@ -97,7 +96,7 @@ def _modes(mux: Any) -> list[str]:
 
 
 def stream_v3(
-    graph: Pregel[Any, Any, Any, Any],
+    graph: Any,
     input: Any,
     config: Any,
     transformers: Sequence[Any] | None,
@@ -114,7 +113,7 @@ def stream_v3(
 
 
 async def astream_v3(
-    graph: Pregel[Any, Any, Any, Any],
+    graph: Any,
     input: Any,
     config: Any,
     transformers: Sequence[Any] | None,

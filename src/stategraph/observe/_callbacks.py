@@ -30,11 +30,11 @@ from stategraph.callbacks import (
 )
 from stategraph.constants import NS_SEP, TAG_HIDDEN
 from stategraph.errors import GraphInterrupt
-from stategraph.pregel.observe import RunObserver
+from stategraph.observe._protocol import RunObserver
 
 if TYPE_CHECKING:
-    from stategraph.pregel.run import RunContext
-    from stategraph.pregel.task import Task
+    from stategraph.observe._protocol import RunRecord as RunContext
+    from stategraph.observe._protocol import TaskRecord as Task
 
 __all__ = ["CallbackObserver", "ChainRun", "new_run_id"]
 
@@ -75,15 +75,15 @@ class ChainRun:
         )
 
 
+_CONFIGURABLE_IN_METADATA = ("thread_id",)
+
+
 def _metadata_from_configurable(configurable: dict[str, Any], metadata: dict[str, Any]) -> None:
-    # as LangChain does: simple configurable values are visible in the metadata
-    for key, value in configurable.items():
-        if (
-            not key.startswith("__")
-            and key != "api_key"
-            and key not in metadata
-            and isinstance(value, (str, int, float, bool))
-        ):
+    # as LangGraph with langchain-core 1.x: of the configurable values only the thread
+    # is visible in the metadata (user values such as user_id stay in the config)
+    for key in _CONFIGURABLE_IN_METADATA:
+        value = configurable.get(key)
+        if value is not None and key not in metadata:
             metadata[key] = value
 
 
@@ -130,6 +130,7 @@ class CallbackObserver(RunObserver):
         self._runs: dict[int, ChainRun] = {}
         self._tasks: dict[tuple[int, str], ChainRun] = {}
         self._children: dict[tuple[int, str, Any], ChainRun] = {}
+        self._reserved: dict[tuple[int, str], ChainRun] = {}
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -157,6 +158,10 @@ class CallbackObserver(RunObserver):
     def task_run(self, run: RunContext, task: Task) -> ChainRun | None:
         """The chain run of ``task``'s current attempt (``None`` for untraced tasks)."""
         return self._tasks.get((id(run), task.id))
+
+    def call_run(self, run: RunContext, task: Task, call_id: str) -> ChainRun | None:
+        """The chain run of the running ``@task`` call ``call_id`` made by ``task``."""
+        return self._children.get((id(run), task.id, call_id))
 
     def parent_for(self, run: RunContext, task: Task) -> ChainRun | None:
         """The run that work done inside ``task`` nests under: the task's run, or the
@@ -287,7 +292,33 @@ class CallbackObserver(RunObserver):
         return self._error(span, error)
 
     # ----------------------------------------------------------------- tasks
+    def reserve_task_run(self, run: RunContext, task: Task) -> ChainRun | None:
+        """The chain run ``task``'s attempt about to start will be reported as, made now
+        so code entering the task (a model library's context) can nest under it;
+        ``None`` for a task that is not traced. :meth:`task_started` reports it."""
+        key = (id(run), task.id)
+        with self._lock:
+            span = self._reserved.get(key)
+        if span is None:
+            span = self._task_span(run, task)
+            if span is not None:
+                with self._lock:
+                    self._reserved[key] = span
+        return span
+
     def task_started(self, run: RunContext, task: Task, attempt: int) -> Any:
+        key = (id(run), task.id)
+        with self._lock:
+            span = self._reserved.pop(key, None)
+        if span is None:
+            span = self._task_span(run, task)
+            if span is None:
+                return None
+        with self._lock:
+            self._tasks[key] = span
+        return self._start(span, task.input, task.node.trace_policy)
+
+    def _task_span(self, run: RunContext, task: Task) -> ChainRun | None:
         graph_run = self._runs.get(id(run))
         if graph_run is None or not _is_traced(task):
             return None
@@ -303,7 +334,7 @@ class CallbackObserver(RunObserver):
         metadata["langgraph_path"] = task.path
         metadata["langgraph_checkpoint_ns"] = task.ns
         inheritable = [*graph_run.inheritable_tags, *node.tags]
-        span = ChainRun(
+        return ChainRun(
             new_run_id(),
             graph_run.run_id,
             task.name,
@@ -311,13 +342,13 @@ class CallbackObserver(RunObserver):
             inheritable,
             metadata,
         )
-        with self._lock:
-            self._tasks[(id(run), task.id)] = span
-        return self._start(span, task.input, node.trace_policy)
 
-    def task_finished(self, run: RunContext, task: Task, output: Any) -> Any:
+    def _pop(self, table: dict[Any, ChainRun], key: Any) -> ChainRun | None:
         with self._lock:
-            span = self._tasks.pop((id(run), task.id), None)
+            return table.pop(key, None)
+
+    def _finish(self, span: ChainRun | None, output: Any, policy: Any = None) -> Any:
+        # a task or @task call: its output is streamed, then the run ends
         if span is None:
             return None
         streamed = self._emit(
@@ -328,14 +359,17 @@ class CallbackObserver(RunObserver):
             parent_run_id=span.parent_run_id,
             tags=span.tags,
         )
-        return _both(streamed, self._end(span, output, task.node.trace_policy))
+        return _both(streamed, self._end(span, output, policy))
+
+    def _fail(self, span: ChainRun | None, error: BaseException) -> Any:
+        return None if span is None else self._error(span, error)
+
+    def task_finished(self, run: RunContext, task: Task, output: Any) -> Any:
+        span = self._pop(self._tasks, (id(run), task.id))
+        return self._finish(span, output, task.node.trace_policy)
 
     def task_failed(self, run: RunContext, task: Task, error: BaseException, retrying: bool) -> Any:
-        with self._lock:
-            span = self._tasks.pop((id(run), task.id), None)
-        if span is None:
-            return None
-        return self._error(span, error)
+        return self._fail(self._pop(self._tasks, (id(run), task.id)), error)
 
     # ----------------------------------------------------------------- inside nodes
     def custom_event(self, run: RunContext, task: Task, name: str, data: Any) -> Any:
@@ -364,26 +398,19 @@ class CallbackObserver(RunObserver):
         return self._start(span, input)
 
     def branch_finished(self, run: RunContext, task: Task, key: Any, output: Any) -> Any:
-        with self._lock:
-            span = self._children.pop((id(run), task.id, id(key)), None)
-        if span is None:
-            return None
-        return self._end(span, output)
+        span = self._pop(self._children, (id(run), task.id, id(key)))
+        return None if span is None else self._end(span, output)
 
     def branch_failed(self, run: RunContext, task: Task, key: Any, error: BaseException) -> Any:
-        with self._lock:
-            span = self._children.pop((id(run), task.id, id(key)), None)
-        if span is None:
-            return None
-        return self._error(span, error)
+        return self._fail(self._pop(self._children, (id(run), task.id, id(key))), error)
 
     # ----------------------------------------------------------------- @task calls
     def call_started(self, run: RunContext, task: Task, call_id: str, name: str, input: Any) -> Any:
         parent = self.parent_for(run, task)
         if parent is None:
             return None
+        from stategraph._task_ids import make_task_id
         from stategraph.constants import PUSH
-        from stategraph.pregel.algo import make_task_id
 
         index = call_id.rsplit(":", 2)[-2]
         metadata = dict(parent.metadata)
@@ -401,26 +428,10 @@ class CallbackObserver(RunObserver):
         return self._start(span, input)
 
     def call_finished(self, run: RunContext, task: Task, call_id: str, output: Any) -> Any:
-        with self._lock:
-            span = self._children.pop((id(run), task.id, call_id), None)
-        if span is None:
-            return None
-        streamed = self._emit(
-            "on_chain_stream",
-            "ignore_chain",
-            output,
-            run_id=span.run_id,
-            parent_run_id=span.parent_run_id,
-            tags=span.tags,
-        )
-        return _both(streamed, self._end(span, output))
+        return self._finish(self._pop(self._children, (id(run), task.id, call_id)), output)
 
     def call_failed(self, run: RunContext, task: Task, call_id: str, error: BaseException) -> Any:
-        with self._lock:
-            span = self._children.pop((id(run), task.id, call_id), None)
-        if span is None:
-            return None
-        return self._error(span, error)
+        return self._fail(self._pop(self._children, (id(run), task.id, call_id)), error)
 
     # ----------------------------------------------------------------- tools
     def _tool_key(
@@ -429,11 +440,14 @@ class CallbackObserver(RunObserver):
         return (id(run), task.id, hash(("tool", call.get("id"), call.get("name"))))
 
     def tool_started(self, run: RunContext, task: Task, call: Mapping[str, Any]) -> Any:
+        if getattr(call, "by_library", False):
+            return None  # LangChain's own tool run reaches the handlers, nested
         parent = self.parent_for(run, task)
         if parent is None:
             return None
         name = str(call.get("name") or "tool")
-        span = parent.child(name, None)
+        # ToolNode is the node's first step, as LangGraph tags its tool runs
+        span = parent.child(name, "seq:step:1")
         with self._lock:
             self._children[self._tool_key(run, task, call)] = span
         args = call.get("args")
@@ -490,6 +504,10 @@ class CallbackObserver(RunObserver):
         return (id(run), task.id, id(call))
 
     def model_started(self, run: RunContext, task: Task, call: Any) -> Any:
+        if getattr(call, "bridged", False):
+            # a LangChain model: its own run reaches these handlers, nested under the
+            # node through the config the bridge publishes, so it is not reported twice
+            return None
         parent = self.parent_for(run, task)
         if parent is None:
             return None

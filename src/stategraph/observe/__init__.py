@@ -1,0 +1,76 @@
+"""Observation: everything that watches a run, in one room.
+
+The runtime (:mod:`stategraph.pregel`) reports what happens in a run through one
+protocol, :class:`RunObserver`, whose calls carry the records of
+:mod:`stategraph.observe._protocol` (:class:`RunRecord`, :class:`TaskRecord`,
+:class:`NodeRecord`). Everything that consumes those reports lives here:
+
+- the fan-out to a run's observers and the global registry (``_fanout``);
+- LangChain-style callback handlers of ``config["callbacks"]`` (``_callbacks``);
+- ``astream_events`` v1/v2 (``_events``) and the v3 run streams (``_stream_v3``);
+- ``debug`` logging (``_logging``), ``print_mode``/``debug`` printing (``_printing``)
+  and the ``tasks``/``debug`` payload shapes (``_debug``);
+- the ``messages`` stream (``_messages``) and the chat-model-call hook that feeds it
+  (``_model_calls``), the tool-call reports of ``ToolNode`` (``_tool_calls``);
+- typed ``version="v2"`` output parts (``_typed_output``).
+
+OpenTelemetry (:mod:`stategraph.tracing`) is one more observer and imports only this
+room. Nothing here imports the loop or its tasks (an import-linter contract checks
+it); to add a kind of observer, subclass :class:`RunObserver` here and register it.
+"""
+
+from __future__ import annotations
+
+from stategraph.observe._fanout import (
+    ModelCallObserving,
+    Observers,
+    aresolve,
+    current_run_and_task,
+    global_observers,
+    observers_for,
+    register_observer,
+    resolve,
+    unregister_observer,
+)
+from stategraph.observe._model_calls import (
+    ModelCall,
+    ModelCallHandler,
+    TaskScope,
+    begin_model_call,
+    run_wants_model_calls,
+    task_scopes,
+)
+from stategraph.observe._protocol import (
+    LoopRecord,
+    NodeRecord,
+    RunObserver,
+    RunRecord,
+    StepRecord,
+    TaskRecord,
+    task_run_metadata,
+)
+
+__all__ = [
+    "RunObserver",
+    "RunRecord",
+    "TaskRecord",
+    "NodeRecord",
+    "LoopRecord",
+    "StepRecord",
+    "task_run_metadata",
+    "Observers",
+    "ModelCallObserving",
+    "observers_for",
+    "register_observer",
+    "unregister_observer",
+    "global_observers",
+    "resolve",
+    "aresolve",
+    "current_run_and_task",
+    "ModelCall",
+    "ModelCallHandler",
+    "TaskScope",
+    "begin_model_call",
+    "run_wants_model_calls",
+    "task_scopes",
+]

@@ -1,0 +1,338 @@
+"""Observations: the one record of what happens in a run, fanned out to every consumer.
+
+The loop decides and yields effects; the shells perform them and, while doing so,
+report what happened as *observations*: the run starting, resuming, finishing,
+pausing on an interrupt or failing; each super-step starting and finishing; each
+attempt of each task starting, finishing or failing; each checkpoint handed to the
+saver. Code running inside a node reports what it does through the same channel
+(custom events, tool calls, routing functions, chat-model calls).
+
+Every consumer is a :class:`RunObserver`: the LangChain-style callback handlers of
+``config["callbacks"]``, the graph lifecycle callbacks, ``astream_events``, the
+OpenTelemetry instrumentation, ``debug`` logging. None of them reaches into the loop.
+
+A run with no consumer has ``run.observers is None`` and the shells skip every report
+with one attribute test, so observing costs nothing when nobody listens.
+
+Observer methods run on the thread (or coroutine) where the event happens: task
+reports run inside the task's own context (so an observer may make something, such
+as a tracing span, current for the node's code), and reports of tasks that run in
+parallel may arrive from several threads at once. A method may return an awaitable;
+the asynchronous shell awaits it, the synchronous one runs it to completion.
+
+An observer that raises is logged once (per observer) and otherwise ignored, so a
+broken handler or exporter never fails a run, unless it sets ``raise_error = True``:
+then its error propagates into the run.
+"""
+
+from __future__ import annotations
+
+import inspect
+import threading
+from collections.abc import Awaitable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from stategraph._failures import report_failure
+from stategraph._sync_await import resolve
+from stategraph.observe._protocol import RunObserver
+
+if TYPE_CHECKING:
+    from stategraph.observe._protocol import RunRecord, TaskRecord
+
+__all__ = [
+    "Observers",
+    "observers_for",
+    "ModelCallObserving",
+    "register_observer",
+    "unregister_observer",
+    "global_observers",
+    "resolve",
+    "aresolve",
+    "current_run_and_task",
+    "chain_reports",
+]
+
+
+_METHODS = tuple(
+    name
+    for name, value in vars(RunObserver).items()
+    if callable(value) and not name.startswith("_")
+)
+
+_GLOBAL: list[RunObserver] = []
+_GLOBAL_LOCK = threading.Lock()
+
+
+def register_observer(observer: RunObserver) -> None:
+    """Observe every run started from now on (used by ``stategraph.tracing``)."""
+    with _GLOBAL_LOCK:
+        if observer not in _GLOBAL:
+            _GLOBAL.append(observer)
+
+
+def unregister_observer(observer: RunObserver) -> None:
+    """Stop observing runs with ``observer`` (runs already started keep it)."""
+    with _GLOBAL_LOCK:
+        if observer in _GLOBAL:
+            _GLOBAL.remove(observer)
+
+
+def global_observers() -> list[RunObserver]:
+    """The observers registered with :func:`register_observer`."""
+    return list(_GLOBAL)
+
+
+def observers_for(config: dict[str, Any], parent: RunRecord | None) -> Observers | None:
+    """The observers of a new run: inherited from ``parent`` (a nested run) or the
+    registered ones (a root run), plus an adapter for the handlers of
+    ``config["callbacks"]`` not observed yet. ``None`` when nobody listens."""
+    inherited = parent.observers if parent is not None else None
+    base: tuple[RunObserver, ...] = (
+        inherited.items if inherited is not None else () if parent is not None else tuple(_GLOBAL)
+    )
+    extra: list[RunObserver] = []
+    if parent is None:
+        from stategraph.observe._logging import LoggingObserver, debug_logging_enabled
+
+        if debug_logging_enabled():
+            extra.append(LoggingObserver())
+    callbacks = config.get("callbacks")
+    if callbacks:
+        from stategraph.observe._callbacks import CallbackObserver
+
+        known = [o for o in base if isinstance(o, CallbackObserver)]
+        observer = CallbackObserver.for_callbacks(callbacks, known)
+        if observer is not None:
+            extra.append(observer)
+    if not extra:
+        if inherited is not None:
+            return inherited
+        return Observers(base) if base else None
+    return Observers((*base, *extra))
+
+
+def _overrides(observer: RunObserver, name: str) -> bool:
+    method = getattr(type(observer), name, None)
+    return method is not None and method is not getattr(RunObserver, name)
+
+
+class Observers:
+    """The observers of one run (and of the runs nested in it): the fan-out.
+
+    Each report goes only to the observers that override the method, in order.
+    A report returns ``None``, or an awaitable when some observer returned one
+    (see :func:`resolve` / :func:`aresolve`).
+    """
+
+    __slots__ = ("_by_method", "items")
+
+    def __init__(self, items: Iterable[RunObserver]) -> None:
+        self.items: tuple[RunObserver, ...] = tuple(items)
+        self._by_method: dict[str, tuple[RunObserver, ...]] = {
+            name: tuple(o for o in self.items if _overrides(o, name)) for name in _METHODS
+        }
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+    def __repr__(self) -> str:
+        return f"Observers({list(self.items)!r})"
+
+    def wants(self, name: str) -> bool:
+        """Whether some observer handles reports of ``name`` (e.g. ``"custom_event"``)."""
+        return bool(self._by_method.get(name))
+
+    def with_extra(self, extra: Sequence[RunObserver]) -> Observers:
+        """These observers plus ``extra`` (for a nested run with handlers of its own)."""
+        return Observers((*self.items, *extra))
+
+    def _report(self, name: str, args: tuple[Any, ...]) -> Any:
+        pending: list[Awaitable[Any]] | None = None
+        for observer in self._by_method[name]:
+            try:
+                result = getattr(observer, name)(*args)
+            except Exception as exc:
+                if observer.raise_error:
+                    raise
+                report_failure(observer, exc, name)
+                continue
+            if result is not None and inspect.isawaitable(result):
+                if pending is None:
+                    pending = []
+                pending.append(_guarded(observer, name, result))
+        if pending is None:
+            return None
+        return _gather(pending)
+
+    def run_started(self, run: RunRecord) -> Any:
+        return self._report("run_started", (run,))
+
+    def run_resumed(self, run: RunRecord) -> Any:
+        return self._report("run_resumed", (run,))
+
+    def run_finished(self, run: RunRecord, output: Any) -> Any:
+        return self._report("run_finished", (run, output))
+
+    def run_interrupted(self, run: RunRecord, interrupts: Sequence[Any], status: str) -> Any:
+        return self._report("run_interrupted", (run, interrupts, status))
+
+    def run_failed(self, run: RunRecord, error: BaseException) -> Any:
+        return self._report("run_failed", (run, error))
+
+    def step_started(self, run: RunRecord, step: int, tasks: Sequence[TaskRecord]) -> Any:
+        return self._report("step_started", (run, step, tasks))
+
+    def step_finished(self, run: RunRecord, step: int) -> Any:
+        return self._report("step_finished", (run, step))
+
+    def task_started(self, run: RunRecord, task: TaskRecord, attempt: int) -> Any:
+        return self._report("task_started", (run, task, attempt))
+
+    def task_finished(self, run: RunRecord, task: TaskRecord, output: Any) -> Any:
+        return self._report("task_finished", (run, task, output))
+
+    def task_failed(
+        self, run: RunRecord, task: TaskRecord, error: BaseException, retrying: bool
+    ) -> Any:
+        return self._report("task_failed", (run, task, error, retrying))
+
+    def checkpoint_saved(
+        self, run: RunRecord, config: dict[str, Any], checkpoint: Any, metadata: Any
+    ) -> Any:
+        return self._report("checkpoint_saved", (run, config, checkpoint, metadata))
+
+    def custom_event(self, run: RunRecord, task: TaskRecord, name: str, data: Any) -> Any:
+        return self._report("custom_event", (run, task, name, data))
+
+    def branch_started(
+        self, run: RunRecord, task: TaskRecord, key: Any, name: str, input: Any
+    ) -> Any:
+        return self._report("branch_started", (run, task, key, name, input))
+
+    def branch_finished(self, run: RunRecord, task: TaskRecord, key: Any, output: Any) -> Any:
+        return self._report("branch_finished", (run, task, key, output))
+
+    def branch_failed(
+        self, run: RunRecord, task: TaskRecord, key: Any, error: BaseException
+    ) -> Any:
+        return self._report("branch_failed", (run, task, key, error))
+
+    def call_started(
+        self, run: RunRecord, task: TaskRecord, call_id: str, name: str, input: Any
+    ) -> Any:
+        return self._report("call_started", (run, task, call_id, name, input))
+
+    def call_finished(self, run: RunRecord, task: TaskRecord, call_id: str, output: Any) -> Any:
+        return self._report("call_finished", (run, task, call_id, output))
+
+    def call_failed(
+        self, run: RunRecord, task: TaskRecord, call_id: str, error: BaseException
+    ) -> Any:
+        return self._report("call_failed", (run, task, call_id, error))
+
+    def tool_started(self, run: RunRecord, task: TaskRecord, call: Mapping[str, Any]) -> Any:
+        return self._report("tool_started", (run, task, call))
+
+    def tool_output_delta(
+        self, run: RunRecord, task: TaskRecord, call: Mapping[str, Any], delta: Any
+    ) -> Any:
+        return self._report("tool_output_delta", (run, task, call, delta))
+
+    def tool_finished(
+        self, run: RunRecord, task: TaskRecord, call: Mapping[str, Any], output: Any
+    ) -> Any:
+        return self._report("tool_finished", (run, task, call, output))
+
+    def tool_failed(
+        self, run: RunRecord, task: TaskRecord, call: Mapping[str, Any], error: BaseException
+    ) -> Any:
+        return self._report("tool_failed", (run, task, call, error))
+
+    def model_started(self, run: RunRecord, task: TaskRecord, call: Any) -> Any:
+        return self._report("model_started", (run, task, call))
+
+    def model_chunk(self, run: RunRecord, task: TaskRecord, call: Any, chunk: Any) -> Any:
+        return self._report("model_chunk", (run, task, call, chunk))
+
+    def model_finished(self, run: RunRecord, task: TaskRecord, call: Any, message: Any) -> Any:
+        return self._report("model_finished", (run, task, call, message))
+
+    def model_failed(
+        self, run: RunRecord, task: TaskRecord, call: Any, error: BaseException
+    ) -> Any:
+        return self._report("model_failed", (run, task, call, error))
+
+
+class ModelCallObserving:
+    """The model-call hook's handler that reports chat-model calls as observations
+    (added to a run's ``model_handlers`` when an observer wants them)."""
+
+    streams = False
+
+    def __init__(self, observers: Observers) -> None:
+        self.observers = observers
+        self.streams = observers.wants("model_chunk")
+        self._where: dict[int, tuple[Any, Any]] = {}
+
+    def on_model_start(self, call: Any) -> bool:
+        current = current_run_and_task()
+        if current is None:
+            return False
+        self._where[id(call)] = current
+        resolve(self.observers.model_started(current[0], current[1], call))
+        return True
+
+    def on_model_chunk(self, call: Any, chunk: Any) -> None:
+        where = self._where.get(id(call))
+        if where is not None:
+            resolve(self.observers.model_chunk(where[0], where[1], call, chunk))
+
+    def on_model_end(self, call: Any, message: Any) -> None:
+        where = self._where.pop(id(call), None)
+        if where is not None:
+            resolve(self.observers.model_finished(where[0], where[1], call, message))
+
+    def on_model_error(self, call: Any, error: BaseException) -> None:
+        where = self._where.pop(id(call), None)
+        if where is not None:
+            resolve(self.observers.model_failed(where[0], where[1], call, error))
+
+
+def chain_reports(first: Any, second: Any) -> Any:
+    """One report of two: ``None``, one of them, or an awaitable running both in order."""
+    if first is None:
+        return second
+    if second is None:
+        return first
+    return _gather([first, second])
+
+
+async def _guarded(observer: RunObserver, name: str, awaitable: Awaitable[Any]) -> None:
+    try:
+        await awaitable
+    except Exception as exc:
+        if observer.raise_error:
+            raise
+        report_failure(observer, exc, name)
+
+
+async def _gather(pending: list[Awaitable[Any]]) -> None:
+    # one after the other, in observer order, like the synchronous reports
+    for item in pending:
+        await item
+
+
+async def aresolve(result: Any) -> None:
+    """Finish a report in asynchronous code: await the awaitable it returned, if any."""
+    if result is not None:
+        await result
+
+
+def current_run_and_task() -> tuple[RunRecord, TaskRecord] | None:
+    """The run and task of the node code calling this, or ``None`` outside a run."""
+    from stategraph._context import CURRENT_TASK
+
+    ctx = CURRENT_TASK.get()
+    if ctx is None or not isinstance(ctx.run, tuple):
+        return None
+    return ctx.run
