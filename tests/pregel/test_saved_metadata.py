@@ -72,3 +72,23 @@ def test_checkpoints_are_found_by_a_configurable_value() -> None:
     found = list(app.checkpointer.list(None, filter={"tenant": "acme"}))
     assert {c.config["configurable"]["thread_id"] for c in found} == {"meta"}
     assert len(found) == 3
+
+
+def test_checkpoint_payload_configs_carry_the_runs_configurable() -> None:
+    app = _app()
+    payloads = list(app.stream({"n": 0}, CONFIG, stream_mode="checkpoints"))
+    for p in payloads:
+        conf = p["config"]["configurable"]
+        assert {k: conf[k] for k in ("thread_id", "user_id", "client", "__private")} == {
+            "thread_id": "meta",
+            "user_id": "from-configurable",
+            "client": {"not": "plain"},
+            "__private": "hidden",
+        }
+        assert conf["checkpoint_ns"] == "" and conf["checkpoint_id"]
+    assert payloads[0]["parent_config"] is None
+    assert payloads[1]["parent_config"]["configurable"]["tenant"] == "acme"
+    assert (
+        payloads[1]["parent_config"]["configurable"]["checkpoint_id"]
+        == payloads[0]["config"]["configurable"]["checkpoint_id"]
+    )

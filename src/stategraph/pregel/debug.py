@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from stategraph.checkpoint.lease import LEASE_TOKEN_KEY
 from stategraph.constants import CONF, ERROR, INTERRUPT
 from stategraph.observe._debug import (
     checkpoint_config,
@@ -105,13 +106,26 @@ def checkpoint_payload(
         parent = loop._exit_parent
     parent_id = ((parent or {}).get(CONF) or {}).get("checkpoint_id")
     return {
-        "config": checkpoint_config(run, checkpoint["id"]),
-        "parent_config": checkpoint_config(run, parent_id) if parent_id else None,
+        "config": _with_run_configurable(run, checkpoint_config(run, checkpoint["id"])),
+        "parent_config": (
+            _with_run_configurable(run, checkpoint_config(run, parent_id)) if parent_id else None
+        ),
         "values": read_output(loop.channels, loop.graph.stream_keys),
         "metadata": metadata,
         "next": [t.name for t in tasks],
         "tasks": [_pending_task(loop, t) for t in tasks],
     }
+
+
+def _with_run_configurable(run: Any, config: dict[str, Any]) -> dict[str, Any]:
+    """``config`` with the run's own ``configurable`` values under the checkpoint's
+    place keys, as LangGraph's payloads show them (the stategraph lease token, which is
+    not the user's, left out)."""
+    given = run.configurable
+    if not given:
+        return config
+    extra = {k: v for k, v in given.items() if k != LEASE_TOKEN_KEY}
+    return {CONF: {**extra, **config[CONF]}}
 
 
 def _pending_task(loop: Loop, task: Task) -> dict[str, Any]:
