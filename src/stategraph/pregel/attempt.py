@@ -123,7 +123,8 @@ def make_context(
     )
     if run.model_handlers and run.messages is not None and "messages" in run.modes:
         run.messages.task_started(task)
-    ctx.scopes = run.task_scopes()
+    scopes = run.scopes  # computed once per run (the first task asks for them)
+    ctx.scopes = scopes if scopes is not None else run.task_scopes()
     return ctx
 
 
