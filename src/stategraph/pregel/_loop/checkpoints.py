@@ -4,6 +4,7 @@ saving pending writes, and the snapshots of ``DeltaChannel`` values.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Generator, Mapping
 from typing import Any
 
@@ -168,7 +169,13 @@ class CheckpointsMixin(LoopFields):
     def _save(self, source: str, step: int) -> Generator[Any, Any, None]:
         """Create a checkpoint of the current channels and save it per durability."""
         if not self.want_checkpoints:
-            self.checkpoint_id = f"{step}"
+            # no saver: nothing reads these ids back, but task ids and subgraph
+            # namespaces derive from them, and two runs must not share those (LangGraph
+            # makes them fresh per run too): a random run prefix, then the step
+            prefix = self.anon_prefix
+            if prefix is None:
+                prefix = self.anon_prefix = uuid.uuid4().hex
+            self.checkpoint_id = f"{prefix}.{step}"
             self.step = step + 1
             return
         from stategraph.checkpoint._ids import uuid6_str

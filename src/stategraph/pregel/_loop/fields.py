@@ -58,6 +58,8 @@ class LoopFields:
         self.channels: dict[str, BaseChannel] = {}
         self.checkpoint: dict[str, Any] = {}
         self.checkpoint_id: str = ""
+        # the random prefix of the checkpoint ids of a run without a saver
+        self.anon_prefix: str | None = None
         self.checkpoint_config: dict[str, Any] = {}
         self.parent_config: dict[str, Any] | None = None
         self.metadata: dict[str, Any] = {}
