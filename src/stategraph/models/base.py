@@ -198,11 +198,10 @@ class ChatModel(ABC):
             return self._generate(messages, **self._options(), **options)
         try:
             if call.streams:
-                reply: Any = None
+                reply = _Reply(call)
                 for chunk in self._stream(messages, **self._options(), **options):
-                    chunk = call.chunk(chunk)
-                    reply = chunk if reply is None else reply + chunk
-                message = _finish(reply)
+                    reply.add(chunk)
+                message = reply.message()
             else:
                 message = self._generate(messages, **self._options(), **options)
         except BaseException as exc:
@@ -218,11 +217,10 @@ class ChatModel(ABC):
             return await self._agenerate(messages, **self._options(), **options)
         try:
             if call.streams:
-                reply: Any = None
+                reply = _Reply(call)
                 async for chunk in self._astream(messages, **self._options(), **options):
-                    chunk = call.chunk(chunk)
-                    reply = chunk if reply is None else reply + chunk
-                message = _finish(reply)
+                    reply.add(chunk)
+                message = reply.message()
             else:
                 message = await self._agenerate(messages, **self._options(), **options)
         except BaseException as exc:
@@ -237,16 +235,14 @@ class ChatModel(ABC):
         if call is None:
             yield from self._stream(messages, **self._options(), **options)
             return
-        reply: Any = None
+        reply = _Reply(call)
         try:
             for chunk in self._stream(messages, **self._options(), **options):
-                chunk = call.chunk(chunk)
-                reply = chunk if reply is None else reply + chunk
-                yield chunk
+                yield reply.add(chunk)
         except BaseException as exc:
             call.error(exc)
             raise
-        call.end(_finish(reply))
+        call.end(reply.message())
 
     async def astream(
         self, input: Any, config: Any = None, **options: Any
@@ -258,20 +254,40 @@ class ChatModel(ABC):
             async for chunk in self._astream(messages, **self._options(), **options):
                 yield chunk
             return
-        reply: Any = None
+        reply = _Reply(call)
         try:
             async for chunk in self._astream(messages, **self._options(), **options):
-                chunk = call.chunk(chunk)
-                reply = chunk if reply is None else reply + chunk
-                yield chunk
+                yield reply.add(chunk)
         except BaseException as exc:
             call.error(exc)
             raise
-        call.end(_finish(reply))
+        call.end(reply.message())
 
     def __repr__(self) -> str:
         model = f"model={self.model_name!r}, " if self.model_name else ""
         return f"{type(self).__name__}({model}tools={[t['name'] for t in self.tools]!r})"
+
+
+class _Reply:
+    """The chunks of one model call as they stream: each is reported to the running
+    graph's ``call`` (which may hand back a changed chunk) and folded into the reply;
+    the same for the sync and the async shells."""
+
+    __slots__ = ("call", "reply")
+
+    def __init__(self, call: ModelCall) -> None:
+        self.call = call
+        self.reply: Any = None
+
+    def add(self, chunk: AIMessageChunk) -> AIMessageChunk:
+        """Report ``chunk``; return what was reported (the one to pass on)."""
+        chunk = self.call.chunk(chunk)
+        self.reply = chunk if self.reply is None else self.reply + chunk
+        return chunk
+
+    def message(self) -> AIMessage:
+        """The whole reply so far as one ``AIMessage``."""
+        return _finish(self.reply)
 
 
 def _finish(reply: Any) -> AIMessage:

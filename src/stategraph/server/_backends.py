@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stategraph.server._db import PostgresDb, SqliteDb, postgres_missing
+from stategraph.server._db import PostgresDb, SqliteDb
 from stategraph.server._queue import RunQueue
 from stategraph.server._records import Records
 from stategraph.server._sqlite_queue import SqliteRunQueue
@@ -115,7 +115,10 @@ async def _open_postgres(
         from stategraph.checkpoint.postgres.aio import AsyncPostgresSaver
         from stategraph.store.postgres.aio import AsyncPostgresStore
     except ImportError as exc:
-        raise postgres_missing(exc) from exc
+        raise ImportError(
+            "--postgres needs psycopg and psycopg-pool: pip install 'stategraph[server,postgres]' "
+            f"psycopg-pool ({exc})."
+        ) from exc
     pool: Any = AsyncConnectionPool(
         dsn, min_size=1, max_size=20, open=False, kwargs={"autocommit": True}
     )

@@ -13,40 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Generator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-__all__ = [
-    "Op",
-    "Db",
-    "SqliteDb",
-    "PostgresDb",
-    "SqliteThread",
-    "open_sqlite",
-    "postgres_missing",
-]
-
-
-def open_sqlite(path: str) -> sqlite3.Connection:
-    """An autocommit connection to the SQLite file ``path`` (its folder created), in
-    WAL mode, waiting up to 30 s for a lock: the server's records and run queue."""
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(path, timeout=30.0, isolation_level=None)
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA synchronous=NORMAL")
-    conn.execute("PRAGMA busy_timeout=30000")
-    return conn
-
-
-def postgres_missing(exc: ImportError) -> ImportError:
-    """The error for ``--postgres`` without psycopg and psycopg-pool installed."""
-    return ImportError(
-        "--postgres needs psycopg and psycopg-pool: pip install 'stategraph[server,postgres]' "
-        f"psycopg-pool ({exc})."
-    )
-
+__all__ = ["Op", "Db", "SqliteDb", "PostgresDb"]
 
 T = TypeVar("T")
 Statement = tuple[str, Sequence[Any]]
@@ -82,60 +54,36 @@ def _drive(op: Op[T], execute: Any) -> T:
         return stop.value
 
 
-class SqliteThread:
-    """A SQLite file used from one private thread (WAL, shared with other processes):
-    the connection, opened on first use, and its transactions and closing."""
-
-    def __init__(self, path: str | Path, thread_name: str) -> None:
-        self.path = str(path)
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix=thread_name)
-        self._conn: sqlite3.Connection | None = None
-
-    def _connect(self) -> sqlite3.Connection:
-        if self._conn is None:
-            self._conn = open_sqlite(self.path)
-        return self._conn
-
-    def _transaction(
-        self, fn: Callable[[sqlite3.Connection], T], begin: str = "BEGIN IMMEDIATE"
-    ) -> T:
-        """``fn(connection)`` in one transaction, rolled back if it raises (call it on
-        the private thread)."""
-        conn = self._connect()
-        conn.execute(begin)
-        try:
-            out = fn(conn)
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
-        return out
-
-    async def _close_connection(self) -> None:
-        loop = asyncio.get_running_loop()
-
-        def close() -> None:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
-
-        await loop.run_in_executor(self._pool, close)
-        self._pool.shutdown(wait=False)
-
-
-class SqliteDb(SqliteThread):
+class SqliteDb:
     """A SQLite file used from one private thread (WAL, shared with other processes)."""
 
     dialect = "sqlite"
 
     def __init__(self, path: str | Path) -> None:
-        super().__init__(path, "sg-records")
+        self.path = str(path)
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="sg-records")
+        self._conn: sqlite3.Connection | None = None
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._conn is None:
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA busy_timeout=30000")
+            self._conn = conn
+        return self._conn
 
     def _run_sync(self, op: Op[T], write: bool) -> T:
-        return self._transaction(
-            lambda conn: _drive(op, lambda sql, params: conn.execute(sql, params).fetchall()),
-            "BEGIN IMMEDIATE" if write else "BEGIN",
-        )
+        conn = self._connect()
+        conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+        try:
+            out = _drive(op, lambda sql, params: conn.execute(sql, params).fetchall())
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        return out
 
     async def run(self, op: Op[T], *, write: bool = True) -> T:
         """Run ``op`` on the private thread, in one transaction."""
@@ -153,7 +101,15 @@ class SqliteDb(SqliteThread):
 
     async def aclose(self) -> None:
         """Close the connection."""
-        await self._close_connection()
+        loop = asyncio.get_running_loop()
+
+        def close() -> None:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+        await loop.run_in_executor(self._pool, close)
+        self._pool.shutdown(wait=False)
 
 
 class PostgresDb:
@@ -165,7 +121,10 @@ class PostgresDb:
         try:
             from psycopg_pool import AsyncConnectionPool
         except ImportError as exc:
-            raise postgres_missing(exc) from exc
+            raise ImportError(
+                "--postgres needs psycopg and psycopg-pool: pip install 'stategraph[server,postgres]' "
+                f"psycopg-pool ({exc})."
+            ) from exc
         self.dsn = dsn
         self._pool = AsyncConnectionPool(
             dsn, min_size=min_size, max_size=max_size, open=False, kwargs={"autocommit": True}

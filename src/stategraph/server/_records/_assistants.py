@@ -8,7 +8,7 @@ from typing import Any
 
 from stategraph.server._db import Op
 from stategraph.server._json import dumps, iso, loads
-from stategraph.server._records._filters import contains, page, sorted_select
+from stategraph.server._records._filters import contains
 
 __all__ = [
     "ASSISTANT_COLS",
@@ -171,10 +171,9 @@ def search(
     offset: int = 0,
     sort_by: str | None = None,
     sort_order: str | None = None,
-    allowed: Any = None,
 ) -> Op[tuple[list[dict[str, Any]], int]]:
     """Assistants matching every filter (``metadata`` by containment); the page and
-    the total count. ``allowed``: an extra predicate on the assistant (auth filters)."""
+    the total count."""
     where: list[str] = []
     params: list[Any] = []
     if graph_id:
@@ -183,11 +182,18 @@ def search(
     if name:
         where.append("LOWER(name) LIKE ?")
         params.append(f"%{name.lower()}%")
-    query = sorted_select(
-        ASSISTANT_COLS, "sg_srv_assistants", where, _SORTABLE, sort_by, sort_order, "assistant_id"
+    clause = f" WHERE {' AND '.join(where)}" if where else ""
+    column = sort_by if sort_by in _SORTABLE else "created_at"
+    order = "ASC" if (sort_order or "").lower() == "asc" else "DESC"
+    rows = yield (
+        f"SELECT {ASSISTANT_COLS} FROM sg_srv_assistants{clause} ORDER BY {column} {order},"
+        " assistant_id",
+        tuple(params),
     )
-    rows = yield (query, tuple(params))
-    return page([assistant_json(r) for r in rows], metadata, allowed, offset, limit)
+    found = [assistant_json(r) for r in rows]
+    if metadata:
+        found = [a for a in found if contains(a["metadata"], metadata)]
+    return found[offset : offset + limit], len(found)
 
 
 def versions(

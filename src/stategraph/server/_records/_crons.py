@@ -8,7 +8,7 @@ from typing import Any
 
 from stategraph.server._db import Op
 from stategraph.server._json import dumps, iso, loads
-from stategraph.server._records._filters import page, sorted_select
+from stategraph.server._records._filters import contains
 
 __all__ = [
     "CRON_COLS",
@@ -112,11 +112,19 @@ def search(
     if enabled is not None:
         where.append("enabled = ?")
         params.append(1 if enabled else 0)
-    query = sorted_select(
-        CRON_COLS, "sg_srv_crons", where, _SORTABLE, sort_by, sort_order, "cron_id"
+    clause = f" WHERE {' AND '.join(where)}" if where else ""
+    column = sort_by if sort_by in _SORTABLE else "created_at"
+    order = "ASC" if (sort_order or "").lower() == "asc" else "DESC"
+    rows = yield (
+        f"SELECT {CRON_COLS} FROM sg_srv_crons{clause} ORDER BY {column} {order}, cron_id",
+        tuple(params),
     )
-    rows = yield (query, tuple(params))
-    return page([cron_json(r) for r in rows], metadata, allowed, offset, limit)
+    found = [cron_json(r) for r in rows]
+    if metadata:
+        found = [c for c in found if contains(c["metadata"], metadata)]
+    if allowed is not None:
+        found = [c for c in found if allowed(c)]
+    return found[offset : offset + limit], len(found)
 
 
 def delete(cron_id: str) -> Op[bool]:

@@ -1,12 +1,11 @@
-"""Searching records: JSON containment (``@>`` of PostgreSQL's jsonb), used to filter by
-metadata and values, and the sorted SELECT of a search."""
+"""JSON containment (``@>`` of PostgreSQL's jsonb), used to filter by metadata and values."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["contains", "sorted_select", "page"]
+__all__ = ["contains"]
 
 
 def contains(haystack: Any, needle: Any) -> bool:
@@ -24,37 +23,3 @@ def contains(haystack: Any, needle: Any) -> bool:
     if isinstance(needle, bool) or isinstance(haystack, bool):
         return type(needle) is type(haystack) and needle == haystack
     return bool(needle == haystack)
-
-
-def sorted_select(
-    columns: str,
-    table: str,
-    where: Sequence[str],
-    sortable: Sequence[str],
-    sort_by: str | None,
-    sort_order: str | None,
-    key: str,
-) -> str:
-    """``SELECT columns FROM table`` with the ``where`` conditions (all of them), ordered
-    by ``sort_by`` when it is one of ``sortable`` (else ``created_at``), newest first
-    unless ``sort_order`` is ``"asc"``, ties broken by the ``key`` column."""
-    clause = f" WHERE {' AND '.join(where)}" if where else ""
-    column = sort_by if sort_by in sortable else "created_at"
-    order = "ASC" if (sort_order or "").lower() == "asc" else "DESC"
-    return f"SELECT {columns} FROM {table}{clause} ORDER BY {column} {order}, {key}"
-
-
-def page(
-    found: list[dict[str, Any]],
-    metadata: Mapping[str, Any] | None,
-    allowed: Callable[[dict[str, Any]], bool] | None,
-    offset: int,
-    limit: int,
-) -> tuple[list[dict[str, Any]], int]:
-    """The records of ``found`` whose metadata contains ``metadata`` and that pass
-    ``allowed`` (the auth filters): the page at ``offset`` and their total count."""
-    if metadata:
-        found = [r for r in found if contains(r["metadata"], metadata)]
-    if allowed is not None:
-        found = [r for r in found if allowed(r)]
-    return found[offset : offset + limit], len(found)

@@ -8,7 +8,7 @@ from typing import Any
 
 from stategraph.server._db import Op
 from stategraph.server._json import dumps, iso, loads
-from stategraph.server._records._filters import contains, page, sorted_select
+from stategraph.server._records._filters import contains
 
 __all__ = [
     "THREAD_COLS",
@@ -199,14 +199,21 @@ def search(
     if status:
         where.append("status = ?")
         params.append(status)
-    query = sorted_select(
-        THREAD_COLS, "sg_srv_threads", where, _SORTABLE, sort_by, sort_order, "thread_id"
+    clause = f" WHERE {' AND '.join(where)}" if where else ""
+    column = sort_by if sort_by in _SORTABLE else "created_at"
+    order = "ASC" if (sort_order or "").lower() == "asc" else "DESC"
+    rows = yield (
+        f"SELECT {THREAD_COLS} FROM sg_srv_threads{clause} ORDER BY {column} {order}, thread_id",
+        tuple(params),
     )
-    rows = yield (query, tuple(params))
     found = [thread_json(r) for r in rows]
+    if metadata:
+        found = [t for t in found if contains(t["metadata"], metadata)]
     if values:
         found = [t for t in found if contains(t["values"], values)]
-    return page(found, metadata, allowed, offset, limit)
+    if allowed is not None:
+        found = [t for t in found if allowed(t)]
+    return found[offset : offset + limit], len(found)
 
 
 def expired(now: float) -> Op[list[str]]:

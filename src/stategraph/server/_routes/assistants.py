@@ -12,11 +12,7 @@ from starlette.routing import Route
 from stategraph.server._context import ApiError
 from stategraph.server._http import JsonResponse, authorize, body_of, ctx_of, flag, int_arg
 from stategraph.server._records import assistants
-from stategraph.server._routes._common import (
-    count_found,
-    search_page,
-    visible_record,
-)
+from stategraph.server.auth import matches_filter
 
 __all__ = ["routes"]
 
@@ -39,14 +35,11 @@ async def _visible(
 
         assistant_id = default_assistant_id(assistant_id)
     _check_uuid(assistant_id)
-    return await visible_record(
-        request,
-        "assistants",
-        action,
-        assistants.get(assistant_id),
-        {"assistant_id": assistant_id},
-        f"Assistant '{assistant_id}' not found.",
-    )
+    found = await ctx.records.read(assistants.get(assistant_id))
+    filters = await authorize(request, "assistants", action, {"assistant_id": assistant_id})
+    if found is None or not matches_filter(found["metadata"], filters):
+        raise ApiError(404, f"Assistant '{assistant_id}' not found.")
+    return found
 
 
 async def create(request: Request) -> Response:
@@ -120,35 +113,47 @@ async def delete(request: Request) -> Response:
     return Response(status_code=204)
 
 
-def _search_args(body: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "graph_id": body.get("graph_id"),
-        "name": body.get("name"),
-        "metadata": body.get("metadata"),
-    }
-
-
 async def search(request: Request) -> Response:
-    return await search_page(
-        request,
-        "assistants",
-        lambda body, limit, offset, allowed: assistants.search(
-            **_search_args(body),
-            limit=limit,
-            offset=offset,
+    ctx = ctx_of(request)
+    body = await body_of(request)
+    filters = await authorize(request, "assistants", "search", body)
+    found, _ = await ctx.records.read(
+        assistants.search(
+            graph_id=body.get("graph_id"),
+            name=body.get("name"),
+            metadata=body.get("metadata"),
+            limit=10**9,
+            offset=0,
             sort_by=body.get("sort_by"),
             sort_order=body.get("sort_order"),
-            allowed=allowed,
-        ),
+        )
     )
+    found = [a for a in found if matches_filter(a["metadata"], filters)]
+    limit = int_arg(body.get("limit"), "limit", 10, low=1)
+    offset = int_arg(body.get("offset"), "offset", 0, high=10**9)
+    page = found[offset : offset + limit]
+    select = body.get("select")
+    if select:
+        page = [{k: a[k] for k in select if k in a} for a in page]
+    headers = {"x-pagination-total": str(len(found))}
+    if offset + limit < len(found):
+        headers["x-pagination-next"] = str(offset + limit)
+    return JsonResponse(page, headers=headers)
 
 
 async def count(request: Request) -> Response:
-    return await count_found(
-        request,
-        "assistants",
-        lambda body, allowed: assistants.search(**_search_args(body), limit=1, allowed=allowed),
+    ctx = ctx_of(request)
+    body = await body_of(request)
+    filters = await authorize(request, "assistants", "search", body)
+    found, _ = await ctx.records.read(
+        assistants.search(
+            graph_id=body.get("graph_id"),
+            name=body.get("name"),
+            metadata=body.get("metadata"),
+            limit=10**9,
+        )
     )
+    return JsonResponse(len([a for a in found if matches_filter(a["metadata"], filters)]))
 
 
 async def versions(request: Request) -> Response:

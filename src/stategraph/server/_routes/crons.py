@@ -16,13 +16,8 @@ from stategraph.server._http import JsonResponse, authorize, body_of, ctx_of, in
 from stategraph.server._json import from_iso
 from stategraph.server._ops import check_run_body
 from stategraph.server._records import crons
-from stategraph.server._routes._common import (
-    allowed_by,
-    count_found,
-    only_fields,
-    visible_record,
-    visible_thread,
-)
+from stategraph.server._routes._common import visible_thread
+from stategraph.server.auth import matches_filter
 
 __all__ = ["routes"]
 
@@ -106,15 +101,13 @@ async def create(request: Request) -> Response:
 
 
 async def _visible(request: Request, action: str) -> dict[str, Any]:
+    ctx = ctx_of(request)
     cron_id = request.path_params["cron_id"]
-    return await visible_record(
-        request,
-        "crons",
-        action,
-        crons.get(cron_id),
-        {"cron_id": cron_id},
-        f"Cron '{cron_id}' not found.",
-    )
+    found = await ctx.records.read(crons.get(cron_id))
+    filters = await authorize(request, "crons", action, {"cron_id": cron_id})
+    if found is None or not matches_filter(found["metadata"], filters):
+        raise ApiError(404, f"Cron '{cron_id}' not found.")
+    return found
 
 
 async def delete(request: Request) -> Response:
@@ -180,18 +173,27 @@ async def search(request: Request) -> Response:
             **_search_args(body),
             limit=int_arg(body.get("limit"), "limit", 10, low=1),
             offset=int_arg(body.get("offset"), "offset", 0, high=10**9),
-            allowed=allowed_by(filters),
+            allowed=(lambda c: matches_filter(c["metadata"], filters)) if filters else None,
         )
     )
-    return JsonResponse(only_fields(found, body.get("select")))
+    select = body.get("select")
+    if select:
+        found = [{k: c[k] for k in select if k in c} for c in found]
+    return JsonResponse(found)
 
 
 async def count(request: Request) -> Response:
-    return await count_found(
-        request,
-        "crons",
-        lambda body, allowed: crons.search(**_search_args(body), limit=1, allowed=allowed),
+    ctx = ctx_of(request)
+    body = await body_of(request)
+    filters = await authorize(request, "crons", "search", body)
+    _, total = await ctx.records.read(
+        crons.search(
+            **_search_args(body),
+            limit=1,
+            allowed=(lambda c: matches_filter(c["metadata"], filters)) if filters else None,
+        )
     )
+    return JsonResponse(total)
 
 
 def routes() -> list[Route]:

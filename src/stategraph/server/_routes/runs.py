@@ -25,7 +25,7 @@ from stategraph.server._http import (
 from stategraph.server._json import sse
 from stategraph.server._ops import FINAL, cancel_run, create_run, wait_for_run
 from stategraph.server._records import runs
-from stategraph.server._routes._common import only_fields, visible_thread
+from stategraph.server._routes._common import visible_thread
 from stategraph.server.auth import matches_filter
 
 __all__ = ["routes"]
@@ -213,7 +213,10 @@ async def list_runs(request: Request) -> Response:
             status=status,
         )
     )
-    return JsonResponse(only_fields(found, q.getlist("select")))
+    select = q.getlist("select")
+    if select:
+        found = [{k: r[k] for k in select if k in r} for r in found]
+    return JsonResponse(found)
 
 
 async def delete(request: Request) -> Response:

@@ -17,13 +17,9 @@ from stategraph.server._http import JsonResponse, authorize, body_of, ctx_of, fl
 from stategraph.server._json import plain
 from stategraph.server._ops import delete_thread
 from stategraph.server._records import threads
-from stategraph.server._routes._common import (
-    count_found,
-    search_page,
-    thread_config,
-    visible_thread,
-)
+from stategraph.server._routes._common import thread_config, visible_thread
 from stategraph.server._state import checkpoint_json, empty_state, state_json, summary_of
+from stategraph.server.auth import matches_filter
 
 __all__ = ["routes", "graph_for_thread"]
 
@@ -155,21 +151,40 @@ def _search_args(body: Mapping[str, Any]) -> dict[str, Any]:
 
 
 async def search(request: Request) -> Response:
-    return await search_page(
-        request,
-        "threads",
-        lambda body, limit, offset, allowed: threads.search(
-            **_search_args(body), limit=limit, offset=offset, allowed=allowed
-        ),
+    ctx = ctx_of(request)
+    body = await body_of(request)
+    filters = await authorize(request, "threads", "search", body)
+    limit = int_arg(body.get("limit"), "limit", 10, low=1)
+    offset = int_arg(body.get("offset"), "offset", 0, high=10**9)
+    found, total = await ctx.records.read(
+        threads.search(
+            **_search_args(body),
+            limit=limit,
+            offset=offset,
+            allowed=(lambda t: matches_filter(t["metadata"], filters)) if filters else None,
+        )
     )
+    select = body.get("select")
+    if select:
+        found = [{k: t[k] for k in select if k in t} for t in found]
+    headers = {"x-pagination-total": str(total)}
+    if offset + limit < total:
+        headers["x-pagination-next"] = str(offset + limit)
+    return JsonResponse(found, headers=headers)
 
 
 async def count(request: Request) -> Response:
-    return await count_found(
-        request,
-        "threads",
-        lambda body, allowed: threads.search(**_search_args(body), limit=1, allowed=allowed),
+    ctx = ctx_of(request)
+    body = await body_of(request)
+    filters = await authorize(request, "threads", "search", body)
+    _, total = await ctx.records.read(
+        threads.search(
+            **_search_args(body),
+            limit=1,
+            allowed=(lambda t: matches_filter(t["metadata"], filters)) if filters else None,
+        )
     )
+    return JsonResponse(total)
 
 
 async def copy(request: Request) -> Response:
