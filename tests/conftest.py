@@ -48,15 +48,20 @@ def pytest_configure(config):  # type: ignore[no-untyped-def]
     """Under pytest-xdist, give each worker its own PostgreSQL database.
 
     The PostgreSQL tests share table and schema names, so two workers on one database
-    would collide. Worker ``gwN`` gets ``<base>_gwN`` (``<base>``: the database of
-    ``STATEGRAPH_TEST_PG``, default ``test``), created empty, and ``STATEGRAPH_TEST_PG``
-    names it. This runs before collection: the test modules read the variable on import.
+    would collide. Worker ``gwN`` gets ``<base>_gwN_<run>`` (``<base>``: the database of
+    ``STATEGRAPH_TEST_PG``, default ``test``; ``<run>``: the start of xdist's id of this
+    run), created empty, and ``STATEGRAPH_TEST_PG`` names it; :func:`pytest_unconfigure`
+    drops it. This runs before collection: the test modules read the variable on import.
     """
-    worker = getattr(config, "workerinput", {}).get("workerid")
+    workerinput = getattr(config, "workerinput", {})
+    worker = workerinput.get("workerid")
     if not worker:
         return
+    # the run's id too: two runs at once on one server (two engineers, two Pythons)
+    # must not drop each other's databases
+    run = str(workerinput.get("testrunuid", ""))[:8]
     base = os.environ.get("STATEGRAPH_TEST_PG") or DEFAULT_PG
-    url = _worker_database(base, worker)
+    url = _worker_database(base, f"{worker}_{run}" if run else worker)
     if url is not None:
         os.environ["STATEGRAPH_TEST_PG_BASE"] = base
         os.environ["STATEGRAPH_TEST_PG"] = url
