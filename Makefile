@@ -14,8 +14,8 @@
 # (pytest-xdist, `--dist loadgroup`: a test module runs whole on one worker, so its
 # module-scoped fixtures are set up once; the tests on real Ray and Dask clusters all
 # run on one worker, see tests/conftest.py). Each worker gets its own PostgreSQL
-# database, `<db>_gw0`, `<db>_gw1`, made afresh from STATEGRAPH_TEST_PG's server
-# (default the `test` database) and dropped at the end. `PYTEST_WORKERS=0` runs serially.
+# database, `<db>_gw0_<run>`, `<db>_gw1_<run>` (<db>: STATEGRAPH_TEST_PG's, default
+# `test`; <run>: the run's id, so two runs at once never meet), dropped at the end. `PYTEST_WORKERS=0` runs serially.
 #
 # To add a test environment (an optional integration, a browser...), write a target
 # that creates what it needs and runs its tests, then append it to TEST_TARGETS in the

@@ -48,15 +48,20 @@ def pytest_configure(config):  # type: ignore[no-untyped-def]
     """Under pytest-xdist, give each worker its own PostgreSQL database.
 
     The PostgreSQL tests share table and schema names, so two workers on one database
-    would collide. Worker ``gwN`` gets ``<base>_gwN`` (``<base>``: the database of
-    ``STATEGRAPH_TEST_PG``, default ``test``), created empty, and ``STATEGRAPH_TEST_PG``
-    names it. This runs before collection: the test modules read the variable on import.
+    would collide. Worker ``gwN`` gets ``<base>_gwN_<run>`` (``<base>``: the database of
+    ``STATEGRAPH_TEST_PG``, default ``test``; ``<run>``: the start of xdist's id of this
+    run), created empty, and ``STATEGRAPH_TEST_PG`` names it; :func:`pytest_unconfigure`
+    drops it. This runs before collection: the test modules read the variable on import.
     """
-    worker = getattr(config, "workerinput", {}).get("workerid")
+    workerinput = getattr(config, "workerinput", {})
+    worker = workerinput.get("workerid")
     if not worker:
         return
+    # the run's id too: two runs at once on one server (two engineers, two Pythons)
+    # must not drop each other's databases
+    run = str(workerinput.get("testrunuid", ""))[:8]
     base = os.environ.get("STATEGRAPH_TEST_PG") or DEFAULT_PG
-    url = _worker_database(base, worker)
+    url = _worker_database(base, f"{worker}_{run}" if run else worker)
     if url is not None:
         os.environ["STATEGRAPH_TEST_PG_BASE"] = base
         os.environ["STATEGRAPH_TEST_PG"] = url
@@ -82,46 +87,49 @@ def pytest_unconfigure(config):  # type: ignore[no-untyped-def]
         pass  # left behind: the next run on this worker drops it first
 
 
-# the parameter values that put a test on a real Ray or Dask cluster
-CLUSTER_PARAMS = {"ray", "dask"}
+def pytest_collection_modifyitems(config, items):  # type: ignore[no-untyped-def]
+    """Browser tests run only when asked for (``-m browser``; ``make studio-browser``)."""
+    if "browser" in (config.getoption("-m") or ""):
+        return
+    keep, drop = [], []
+    for item in items:
+        (drop if item.get_closest_marker("browser") else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+# the parameter ids of the tests that run on a real Ray or Dask cluster
+# (``@pytest.mark.executors``, and the ``engine`` parameter of tests/scaleout)
+CLUSTER_IDS = frozenset({"ray", "dask"})
 CLUSTER_GROUP = "ray-dask-clusters"
 
 
-def _uses_a_cluster(item) -> bool:  # type: ignore[no-untyped-def]
-    callspec = getattr(item, "callspec", None)
-    if callspec is None:
-        return False
-    return any(callspec.params.get(key) in CLUSTER_PARAMS for key in ("executor", "engine"))
+def xdist_scope(nodeid: str) -> str:
+    """The unit of work one pytest-xdist worker runs whole: the test's module, or, for a
+    test on a Ray or Dask cluster, the group of all such tests."""
+    path, _, name = nodeid.partition("::")
+    if name.endswith("]") and "[" in name:
+        ids = name[name.index("[") + 1 : -1].split("-")
+        if CLUSTER_IDS.intersection(ids):
+            return CLUSTER_GROUP
+    return path
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config, items):  # type: ignore[no-untyped-def]
-    """Browser tests run only when asked for (``-m browser``; ``make studio-browser``).
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):  # type: ignore[no-untyped-def]
+    """``--dist loadgroup`` (how ``make unit`` runs): a module runs whole on one worker (its
+    module- and class-scoped fixtures are set up once, as with ``--dist loadfile``), and
+    the tests on real Ray and Dask clusters all run on one worker: the clusters start
+    once, not on both workers (two of each on 2 cores would starve the other worker).
+    Units go out largest first. (xdist's own loadgroup reads ``xdist_group`` marks; the
+    test modules use none.)"""
+    if config.getoption("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
 
-    Under pytest-xdist (``-n 2 --dist loadgroup``, as ``make unit`` runs), every test
-    joins a group that one worker runs whole: its module (its module- and class-scoped
-    fixtures are set up once, as with ``--dist loadfile``), except the tests on real Ray
-    and Dask clusters, which all join one group (one worker starts the clusters, not
-    both: two machines' worth of cluster processes on 2 cores would starve the other
-    worker). That group goes first, as the longest.
-    """
-    if "browser" not in (config.getoption("-m") or ""):
-        keep, drop = [], []
-        for item in items:
-            (drop if item.get_closest_marker("browser") else keep).append(item)
-        if drop:
-            config.hook.pytest_deselected(items=drop)
-            items[:] = keep
-    if getattr(config.option, "dist", "no") != "loadgroup":
-        return
-    clusters, rest = [], []
-    for item in items:
-        if item.get_closest_marker("xdist_group"):
-            rest.append(item)
-        elif _uses_a_cluster(item):
-            item.add_marker(pytest.mark.xdist_group(CLUSTER_GROUP))
-            clusters.append(item)
-        else:
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
-            rest.append(item)
-    items[:] = clusters + rest
+    class ModuleAndClusterScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_scope(nodeid)
+
+    return ModuleAndClusterScheduling(config, log)

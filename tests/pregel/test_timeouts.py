@@ -97,11 +97,13 @@ async def test_heartbeat_mode_only_counts_explicit_heartbeats() -> None:
 
     async def writes_only(state: S) -> dict[str, Any]:
         for i in range(6):
-            await asyncio.sleep(0.03)
+            await asyncio.sleep(0.15)
             get_stream_writer()({"tick": i})
         return {"out": "should time out"}
 
-    policy = TimeoutPolicy(idle_timeout=0.1, refresh_on="heartbeat")
+    # beats 0.03 s apart against 0.5 s of idleness allowed: a margin a busy machine keeps
+    # (0.1 s failed under load); the writes alone (0.9 s) still outlast it
+    policy = TimeoutPolicy(idle_timeout=0.5, refresh_on="heartbeat")
     assert (await _graph(beating, policy).ainvoke({"x": 1}))["out"] == "alive"
     with pytest.raises(NodeTimeoutError):
         await _graph(writes_only, policy).ainvoke({"x": 1})

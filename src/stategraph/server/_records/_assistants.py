@@ -93,12 +93,15 @@ def insert(
     yield (
         "INSERT INTO sg_srv_assistants (assistant_id, graph_id, name, description, config,"
         " context, metadata, version, created_at, updated_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?)",
+        " VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?) ON CONFLICT DO NOTHING",
         (assistant_id, graph_id, name, description, *values, now, now),
     )
+    # ON CONFLICT: another process (a server starting beside this one on the same
+    # database) may create the same default assistant between the SELECT and here
     yield (
         "INSERT INTO sg_srv_assistant_versions (assistant_id, version, graph_id, name,"
-        " description, config, context, metadata, created_at) VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?)",
+        " description, config, context, metadata, created_at) VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT DO NOTHING",
         (assistant_id, graph_id, name, description, *values, now),
     )
     rows = yield (
