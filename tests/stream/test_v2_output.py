@@ -117,7 +117,7 @@ def test_invoke_with_subgraphs_labels_parts_with_their_namespace() -> None:
     v2 = outer.invoke({"sku": "c", "log": []}, stream_mode="updates", subgraphs=True, version="v2")
     # each run has its own task ids (as in LangGraph), so compare the node part
     assert [p["ns"][0].split(":")[0] if p["ns"] else "" for p in v2] == ["line", "line", ""]
-    assert all(len(p["ns"]) == len(ns) for p, (ns, _) in zip(v2, v1))
+    assert all(len(p["ns"]) == len(ns) for p, (ns, _) in zip(v2, v1, strict=True))
 
 
 async def test_ainvoke_v2_with_other_modes() -> None:
