@@ -137,3 +137,17 @@ def server(
     yield proc
     proc.stop()
     shutil.rmtree(data, ignore_errors=True)
+
+
+# A server test starts real processes (the server, workers, PostgreSQL-backed queues)
+# and drives them through LangGraph's SDKs: on a loaded 2-core machine one such setup
+# took up to 38 s, so the suite-wide 120 s cut two of them short. They get 300 s (still
+# bounded: a hang fails) unless a test sets its own limit.
+SERVER_TEST_TIMEOUT = 300
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(str(item.fspath)).parents and item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(SERVER_TEST_TIMEOUT))
