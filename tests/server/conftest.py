@@ -109,19 +109,18 @@ class ServerProcess:
 
 
 def reset_postgres(dsn: str) -> None:
-    """Drop the server's tables (records) so a module starts from an empty database."""
+    """Give a module an empty database: every table of the server, the run queue
+    (procrastinate's jobs and locks), the savers and the leases.
+
+    Dropping only the server's records left the queue's jobs of the module before
+    (e.g. runs of a worker SIGKILLed on purpose) for the next module's server to pick
+    up, so a run of the next module could wait behind them until the test timed out.
+    """
     import psycopg
 
     with psycopg.connect(dsn, autocommit=True) as conn:
-        for table in (
-            "sg_srv_assistants",
-            "sg_srv_assistant_versions",
-            "sg_srv_threads",
-            "sg_srv_runs",
-            "sg_srv_crons",
-            "sg_srv_events",
-        ):
-            conn.execute(f"DROP TABLE IF EXISTS {table}")
+        conn.execute("DROP SCHEMA IF EXISTS public CASCADE")
+        conn.execute("CREATE SCHEMA public")
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
