@@ -108,19 +108,42 @@ class ServerProcess:
         self._log_file.close()
 
 
-def reset_postgres(dsn: str) -> None:
-    """Give a module an empty database: every table of the server, the run queue
-    (procrastinate's jobs and locks), the savers and the leases.
+_FRESH_DATABASES: list[tuple[str, str]] = []
 
-    Dropping only the server's records left the queue's jobs of the module before
-    (e.g. runs of a worker SIGKILLed on purpose) for the next module's server to pick
-    up, so a run of the next module could wait behind them until the test timed out.
+
+def reset_postgres(dsn: str) -> str:
+    """A new, empty database on ``dsn``'s server for one module's server; its DSN.
+
+    Each server (its records, run queue, savers and leases) gets a database of its own:
+    two servers on one database share the run queue, so one server's worker could take
+    another module's run and the client waiting for it waited until the test timed out.
+    The databases are dropped when the session ends.
     """
+    import uuid
+
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    params = conninfo_to_dict(dsn)
+    name = f"{params.get('dbname') or 'test'}_srv_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    _FRESH_DATABASES.append((dsn, name))
+    return make_conninfo(dsn, dbname=name)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if not _FRESH_DATABASES:
+        return
     import psycopg
 
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        conn.execute("DROP SCHEMA IF EXISTS public CASCADE")
-        conn.execute("CREATE SCHEMA public")
+    for admin, name in _FRESH_DATABASES:
+        try:
+            with psycopg.connect(admin, autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        except psycopg.Error:
+            pass  # the server is gone or the database in use: a later run can drop it
+    _FRESH_DATABASES.clear()
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
@@ -131,7 +154,7 @@ def server(
     data = tmp_path_factory.mktemp(f"server-{request.param}")
     postgres = PG if request.param == "postgres" else None
     if postgres:
-        reset_postgres(postgres)
+        postgres = reset_postgres(postgres)
     proc = ServerProcess(data / "data", postgres=postgres)
     yield proc
     proc.stop()

@@ -28,7 +28,7 @@ def auth_server(
     data = tmp_path_factory.mktemp(f"auth-{request.param}")
     postgres = PG if request.param == "postgres" else None
     if postgres:
-        reset_postgres(postgres)
+        postgres = reset_postgres(postgres)
     proc = ServerProcess(data / "data", postgres=postgres, config=APP_AUTH)
     yield proc
     proc.stop()

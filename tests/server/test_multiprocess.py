@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.server, pytest.mark.slow]
 def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Path, str | None]]:
     postgres = PG if request.param == "postgres" else None
     if postgres:
-        reset_postgres(postgres)
+        postgres = reset_postgres(postgres)
     yield tmp_path / "data", postgres
     shutil.rmtree(tmp_path, ignore_errors=True)
 

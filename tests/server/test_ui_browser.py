@@ -88,7 +88,7 @@ def chat_server(
     data = tmp_path_factory.mktemp(f"ui-{request.param}")
     postgres = PG if request.param == "postgres" else None
     if postgres:
-        reset_postgres(postgres)
+        postgres = reset_postgres(postgres)
     proc = ServerProcess(
         data / "data",
         postgres=postgres,

@@ -90,7 +90,7 @@ class Cluster:
 def cluster(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Cluster]:
     postgres = PG if request.param == "postgres" else None
     if postgres:
-        reset_postgres(postgres)
+        postgres = reset_postgres(postgres)
     made = Cluster(tmp_path / "data", postgres)
     yield made
     made.stop()
