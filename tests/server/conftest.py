@@ -136,8 +136,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if not _FRESH_DATABASES:
         return
     import psycopg
+    from psycopg.conninfo import make_conninfo
 
-    for admin, name in _FRESH_DATABASES:
+    for base, name in _FRESH_DATABASES:
+        # through the server's maintenance database: the base one may be dropped already
+        admin = make_conninfo(base, dbname="postgres")
         try:
             with psycopg.connect(admin, autocommit=True) as conn:
                 conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
