@@ -117,7 +117,7 @@ def reset_postgres(dsn: str) -> str:
     Each server (its records, run queue, savers and leases) gets a database of its own:
     two servers on one database share the run queue, so one server's worker could take
     another module's run and the client waiting for it waited until the test timed out.
-    The databases are dropped when the session ends.
+    The databases are dropped when pytest ends (after the last server has stopped).
     """
     import uuid
 
@@ -132,7 +132,7 @@ def reset_postgres(dsn: str) -> str:
     return make_conninfo(dsn, dbname=name)
 
 
-def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+def pytest_unconfigure(config: pytest.Config) -> None:
     if not _FRESH_DATABASES:
         return
     import psycopg
