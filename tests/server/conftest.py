@@ -108,17 +108,17 @@ class ServerProcess:
         self._log_file.close()
 
 
-_FRESH_DATABASES: list[tuple[str, str]] = []
-
-
 def reset_postgres(dsn: str) -> str:
     """A new, empty database on ``dsn``'s server for one module's server; its DSN.
 
     Each server (its records, run queue, savers and leases) gets a database of its own:
     two servers on one database share the run queue, so one server's worker could take
     another module's run and the client waiting for it waited until the test timed out.
-    The databases are dropped when pytest ends (after the last server has stopped).
+    The database is dropped when the test process exits (``atexit``: test modules
+    import this file under another name than pytest's, so a list kept here for a hook
+    would not be the one filled).
     """
+    import atexit
     import uuid
 
     import psycopg
@@ -128,25 +128,19 @@ def reset_postgres(dsn: str) -> str:
     name = f"{params.get('dbname') or 'test'}_srv_{uuid.uuid4().hex[:10]}"
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
-    _FRESH_DATABASES.append((dsn, name))
+    atexit.register(_drop_database, make_conninfo(dsn, dbname="postgres"), name)
     return make_conninfo(dsn, dbname=name)
 
 
-def pytest_unconfigure(config: pytest.Config) -> None:
-    if not _FRESH_DATABASES:
-        return
+def _drop_database(admin: str, name: str) -> None:
+    """Drop a database made by :func:`reset_postgres` (through the maintenance one)."""
     import psycopg
-    from psycopg.conninfo import make_conninfo
 
-    for base, name in _FRESH_DATABASES:
-        # through the server's maintenance database: the base one may be dropped already
-        admin = make_conninfo(base, dbname="postgres")
-        try:
-            with psycopg.connect(admin, autocommit=True) as conn:
-                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        except psycopg.Error:
-            pass  # the server is gone or the database in use: a later run can drop it
-    _FRESH_DATABASES.clear()
+    try:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    except psycopg.Error:
+        pass  # the server is gone: a later run's clean-up can drop it
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
