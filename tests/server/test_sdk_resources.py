@@ -249,3 +249,17 @@ async def test_thread_cron_fires_and_runs_on_its_thread(client: Any, server: Any
         assert runs[0]["kwargs"]["config"]["configurable"]["cron_id"] == cron["cron_id"]
     finally:
         await client.crons.delete(cron["cron_id"])
+
+
+async def test_a_thread_is_not_busy_once_its_wait_returned(client: Any) -> None:
+    # a worker records a run's end (waking runs.wait) before it releases the run's queue
+    # entry; acting on the thread right away must not meet "busy" (seen as a 409 on
+    # PostgreSQL about once a suite run). Repeated to give the window chances to show.
+    for i in range(10):
+        thread = await client.threads.create()
+        await client.runs.wait(thread["thread_id"], "agent", input=HI)
+        out = await client.threads.update_state(thread["thread_id"], {"count": 100 + i})
+        assert out["checkpoint"]["checkpoint_id"]
+        state = await client.threads.get_state(thread["thread_id"])
+        assert state["values"]["count"] == 100 + i
+        assert (await client.threads.get(thread["thread_id"]))["status"] == "idle"

@@ -216,6 +216,22 @@ async def cancel_run(ctx: ServerContext, run: Mapping[str, Any], action: str) ->
     return outcome.state
 
 
+async def active_runs(ctx: ServerContext, thread_id: str) -> list[str]:
+    """The thread's queued or running runs, without those whose record already says
+    they ended.
+
+    A worker records a run's end (which wakes ``runs.wait`` and ``join``) before it
+    releases the run's queue entry, so a client that acts on the thread as soon as its
+    wait returns must not find the thread busy with that run.
+    """
+    found = []
+    for run_id in await ctx.queue.pending(thread_id):
+        status, _ = await ctx.records.read(runs.result(run_id))
+        if status not in FINAL:
+            found.append(run_id)
+    return found
+
+
 async def wait_for_run(
     ctx: ServerContext, run_id: str, *, timeout: float | None = None, fresh: bool = False
 ) -> str | None:

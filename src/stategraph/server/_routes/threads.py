@@ -15,7 +15,7 @@ from stategraph.errors import InvalidUpdateError
 from stategraph.server._context import ApiError, ServerContext
 from stategraph.server._http import JsonResponse, authorize, body_of, ctx_of, flag, int_arg
 from stategraph.server._json import plain
-from stategraph.server._ops import delete_thread
+from stategraph.server._ops import active_runs, delete_thread
 from stategraph.server._records import threads
 from stategraph.server._routes._common import thread_config, visible_thread
 from stategraph.server._state import checkpoint_json, empty_state, state_json, summary_of
@@ -55,7 +55,7 @@ async def _refresh(ctx: ServerContext, thread_id: str, graph: Any) -> None:
     """Record the thread's state after a state change."""
     snap = await graph.aget_state(thread_config(thread_id))
     summary = summary_of(snap)
-    pending = await ctx.queue.pending(thread_id)
+    pending = await active_runs(ctx, thread_id)
     await ctx.records.run(
         threads.set_state(
             thread_id,
@@ -243,7 +243,7 @@ async def state_update(request: Request) -> Response:
     thread_id = request.path_params["thread_id"]
     body = await body_of(request)
     thread = await visible_thread(request, thread_id, "update", {"thread_id": thread_id, **body})
-    if await ctx.queue.pending(thread_id):
+    if await active_runs(ctx, thread_id):
         raise ApiError(409, f"Thread {thread_id} is busy with a run: wait for it or cancel it.")
     checkpoint = body.get("checkpoint") or {}
     config = thread_config(
