@@ -262,4 +262,4 @@ async def test_a_thread_is_not_busy_once_its_wait_returned(client: Any) -> None:
         assert out["checkpoint"]["checkpoint_id"]
         state = await client.threads.get_state(thread["thread_id"])
         assert state["values"]["count"] == 100 + i
-        assert (await client.threads.get(thread["thread_id"]))["status"] == "idle"
+        assert (await client.threads.get(thread["thread_id"]))["status"] != "busy"
