@@ -156,8 +156,8 @@ def test_messages_stream_token_by_token(tmp_path):
     import sqlite3
 
     from stategraph.graph import MessagesState
+    from stategraph.studio._reading import thread_index_for
     from stategraph.studio.app import create_app
-    from stategraph.studio.reading import thread_index_for
     from stategraph.testing.chat_model import FakeChatModel
 
     from .conftest import LiveServer

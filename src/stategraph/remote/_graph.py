@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any, Optional, Union
 
 from stategraph.config import RunnableConfig
-from stategraph.drawing.graph import Graph
+from stategraph.drawing._graph import Graph
 from stategraph.remote import _config, _decode
 from stategraph.remote._call import Call, aclosing_events, closing_events
 from stategraph.remote._client import AsyncHttpClient, HttpClient
