@@ -4,6 +4,7 @@ background create, join, join_stream, get, list, cancel, delete, multitask strat
 from __future__ import annotations
 
 import asyncio
+import itertools
 from typing import Any
 
 import pytest
@@ -98,6 +99,38 @@ async def test_every_stream_mode(client: Any) -> None:
     tasks = [d for e, d in events if e == "tasks"]
     assert {t["name"] for t in tasks} == {"agent", "approve"}
     assert [d["type"] for e, d in events if e == "debug"][:2] == ["checkpoint", "checkpoint"]
+
+
+async def test_stream_payloads_match_langgraph_servers(client: Any) -> None:
+    """Two differences the differential harness showed against ``langgraph dev``: debug
+    checkpoint payloads name their checkpoint and parent, and the run's config
+    metadata (in ``messages`` and ``tasks`` events) has no user_id keys (they live in
+    configurable, from where the library copies them into checkpoint metadata)."""
+    thread = await client.threads.create()
+    events = await _events(
+        client.runs.stream(
+            thread["thread_id"], "agent", input=HI, stream_mode=["debug", "messages-tuple", "tasks"]
+        )
+    )
+    checkpoints = [d["payload"] for e, d in events if e == "debug" and d["type"] == "checkpoint"]
+    assert len(checkpoints) == 3
+    assert checkpoints[0]["parent_checkpoint"] is None
+    for payload in checkpoints:
+        conf = payload["config"]["configurable"]
+        assert payload["checkpoint"] == {
+            "checkpoint_id": conf["checkpoint_id"],
+            "thread_id": thread["thread_id"],
+            "checkpoint_ns": "",
+        }
+    for parent, child in itertools.pairwise(checkpoints):
+        assert child["parent_checkpoint"] == parent["checkpoint"]
+    _, meta = next(d for e, d in events if e == "messages")
+    assert meta["graph_id"] == "agent" and meta["langgraph_node"] == "agent"
+    assert "user_id" not in meta and "langgraph_auth_user_id" not in meta
+    task_meta = [d["metadata"] for e, d in events if e == "tasks" and "metadata" in d]
+    assert task_meta and all("user_id" not in m for m in task_meta)
+    state = await client.threads.get_state(thread["thread_id"])
+    assert state["metadata"]["user_id"] == "" and state["metadata"]["graph_id"] == "agent"
 
 
 async def test_messages_mode_streams_partial_tokens(client: Any) -> None:

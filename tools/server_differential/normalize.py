@@ -41,56 +41,34 @@ TOLERATED: dict[str, str] = {
         "stategraph replays a finished run's events to join_stream (it keeps them for "
         "--keep-events seconds); langgraph dev sends nothing once a non-resumable run ended"
     ),
-    "library_checkpoint_payloads": (
-        "library, not server: in the `checkpoints`/`debug` stream payloads LangGraph's "
-        "library puts the run's whole configurable in config.configurable, keeps config "
-        "metadata out of the payload's metadata, and adds checkpoint/parent_checkpoint to "
-        "debug payloads; stategraph's library does not (reported for pregel/)"
-    ),
-    "library_configurable_metadata": (
-        "library, not server: LangGraph's library copies scalar configurable keys into "
-        "checkpoint metadata; stategraph's does not, so the server passes user_id and "
-        "langgraph_auth_user_id as config metadata, which also shows them in `messages` "
-        "metadata"
+    "library_checkpoint_run_id": (
+        "library, not server: stategraph's library records the run's run_id in every "
+        "checkpoint's metadata (what rolls a run back) and so shows it in the "
+        "`checkpoints`/`debug` payloads' metadata; LangGraph's library leaves it out of "
+        "those payloads (reported for pregel/)"
     ),
 }
 """Differences kept on purpose: name -> reason."""
 
-_CHECKPOINT_CONF = frozenset({"thread_id", "checkpoint_ns", "checkpoint_id", "checkpoint_map"})
-_CHECKPOINT_META = frozenset({"source", "step", "parents", "writes"})
 _MASKED_SCENARIOS = frozenset({"runs_stream_tasks_checkpoints", "runs_stream_debug"})
 
 
-def mask(value: Any, scenario: str) -> tuple[Any, set[str]]:
+def mask(value: Any, scenario: str, off: frozenset[str] = frozenset()) -> tuple[Any, set[str]]:
     """``value`` without the fields of known library differences; the names of the
-    differences masked."""
+    differences masked. ``off``: names of masks not to apply (``run.py --unmask``, to
+    see whether a mask still hides a difference)."""
     used: set[str] = set()
+    if scenario not in _MASKED_SCENARIOS or "library_checkpoint_run_id" in off:
+        return value, used
 
     def walk(v: Any) -> Any:
-        if isinstance(v, dict) and "langgraph_node" in v:
-            if "user_id" in v or "langgraph_auth_user_id" in v:
-                used.add("library_configurable_metadata")
-            v = {k: i for k, i in v.items() if k not in ("user_id", "langgraph_auth_user_id")}
         if isinstance(v, dict):
             out = {}
             for k, item in v.items():
-                if scenario in _MASKED_SCENARIOS:
-                    if k == "configurable" and isinstance(item, dict):
-                        used.add("library_checkpoint_payloads")
-                        item = {ck: cv for ck, cv in item.items() if ck in _CHECKPOINT_CONF}
-                    if k in ("checkpoint", "parent_checkpoint") and "config" in v:
-                        used.add("library_checkpoint_payloads")
-                        continue
-                    if k == "metadata" and isinstance(item, dict) and "step" in item:
-                        item = {mk: mv for mk, mv in item.items() if mk in _CHECKPOINT_META}
-                    elif k == "metadata" and isinstance(item, dict):
-                        if "user_id" in item or "langgraph_auth_user_id" in item:
-                            used.add("library_configurable_metadata")
-                        item = {
-                            mk: mv
-                            for mk, mv in item.items()
-                            if mk not in ("user_id", "langgraph_auth_user_id")
-                        }
+                if k == "metadata" and isinstance(item, dict) and "step" in item:
+                    if "run_id" in item:
+                        used.add("library_checkpoint_run_id")
+                    item = {mk: mv for mk, mv in item.items() if mk != "run_id"}
                 out[k] = walk(item)
             return out
         if isinstance(v, list):

@@ -93,7 +93,16 @@ def main() -> int:
     parser.add_argument("--only", nargs="*", default=[], help="scenario names")
     parser.add_argument("--show", action="store_true", help="print every difference line")
     parser.add_argument("--report", type=Path, help="write the report as JSON here")
+    parser.add_argument(
+        "--unmask",
+        nargs="*",
+        default=[],
+        choices=sorted(TOLERATED),
+        help="tolerated differences not to mask (does the mask still hide a difference?)",
+    )
+    parser.add_argument("--raw", type=Path, help="keep both servers' raw answers in this folder")
     args = parser.parse_args()
+    off = frozenset(args.unmask)
     lg_python = str(Path(args.lgdev) / "bin" / "python")
     lg_cli = str(Path(args.lgdev) / "bin" / "langgraph")
     work = Path(tempfile.mkdtemp(prefix="server-diff-"))
@@ -130,6 +139,10 @@ def main() -> int:
         _wait(sg_url, procs[1], work / "sg.log")
         left = _scenarios(lg_python, lg_url, work / "lg.json", args.only)
         right = _scenarios(lg_python, sg_url, work / "sg.json", args.only)
+        if args.raw:
+            args.raw.mkdir(parents=True, exist_ok=True)
+            for name in ("lg.json", "sg.json"):
+                shutil.copy(work / name, args.raw / name)
     finally:
         for proc in procs:
             proc.terminate()
@@ -140,8 +153,8 @@ def main() -> int:
     report: dict[str, Any] = {"scenarios": {}, "tolerated": {}}
     same = differ = 0
     for name in left:
-        raw_left, used_left = mask(left[name], name)
-        raw_right, used_right = mask(right.get(name, []), name)
+        raw_left, used_left = mask(left[name], name, off)
+        raw_right, used_right = mask(right.get(name, []), name, off)
         masked = used_left | used_right
         lines = diff(normalize(raw_left), normalize(raw_right), "")
         real = [line for line in lines if tolerated(name, line) is None]

@@ -143,7 +143,6 @@ def graph_call(
         **(run.get("metadata") or {}),
         "graph_id": graph_id,
         "assistant_id": assistant["assistant_id"],
-        "user_id": user_id,
         "run_attempt": attempt,
         "langgraph_version": version,
         "langgraph_api_version": version,
@@ -152,8 +151,10 @@ def graph_call(
         "langgraph_api_url": api_url,
         "thread_id": thread_id,
         "run_id": run_id,
-        "langgraph_auth_user_id": user_id,
     }
+    # user_id and langgraph_auth_user_id stay in configurable only: the library copies
+    # them into checkpoint metadata (as LangGraph's does), and LangGraph Server keeps
+    # them out of the run's config metadata (what `messages` and `tasks` events show)
     config["metadata"] = metadata
     config["run_id"] = run_id
     config.setdefault("run_name", graph_id)

@@ -8,7 +8,10 @@
   ``messages/complete``;
 * ``events`` sends LangChain-style event dicts (``astream_events`` v2);
 * ``values`` chunks are kept (the last root one is the run's result) and only sent
-  when asked for.
+  when asked for;
+* ``debug`` checkpoint payloads also name their checkpoint and its parent
+  (``checkpoint`` / ``parent_checkpoint``: thread, namespace and checkpoint id), as
+  LangGraph Server adds them.
 """
 
 from __future__ import annotations
@@ -43,6 +46,33 @@ def _add_chunk(acc: dict[str, Any], chunk: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _checkpoint_id(config: Any) -> dict[str, Any] | None:
+    conf = config.get("configurable") if isinstance(config, Mapping) else None
+    if not isinstance(conf, Mapping) or not conf.get("checkpoint_id"):
+        return None
+    return {
+        "checkpoint_id": conf["checkpoint_id"],
+        "thread_id": conf.get("thread_id"),
+        "checkpoint_ns": conf.get("checkpoint_ns") or "",
+    }
+
+
+def _with_checkpoint_ids(data: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A ``debug`` checkpoint event with ``checkpoint`` and ``parent_checkpoint`` in
+    its payload (from its ``config`` and ``parent_config``)."""
+    payload = data.get("payload")
+    if not isinstance(payload, Mapping):
+        return data
+    return {
+        **data,
+        "payload": {
+            **payload,
+            "checkpoint": _checkpoint_id(payload.get("config")),
+            "parent_checkpoint": _checkpoint_id(payload.get("parent_config")),
+        },
+    }
+
+
 class Shaper:
     """Shapes one run's stream; call :meth:`chunk` for each ``(ns, mode, data)``."""
 
@@ -71,6 +101,8 @@ class Shaper:
         if mode == "messages":
             self._messages(ns, data)
             return
+        if mode == "debug" and isinstance(data, Mapping) and data.get("type") == "checkpoint":
+            data = _with_checkpoint_ids(data)
         if mode in self.modes:
             self.emit(self._name(mode, ns), dumps(data))
 
