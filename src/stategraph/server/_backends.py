@@ -35,6 +35,9 @@ class Storage:
     """``"sqlite"`` or ``"postgres"``."""
     where: str
     """The data directory or the (password-free) DSN, for messages."""
+    joined: bool = False
+    """The queue and the records share a database: the queue's ``enqueue_with``,
+    ``claim_with`` and ``finish_with`` write both in one transaction."""
 
 
 def _pg_queue(dsn: str) -> RunQueue | None:
@@ -140,7 +143,8 @@ async def _open_postgres(
         queue = SqliteRunQueue(folder / "queue.sqlite")
     await queue.setup()
     try:
-        yield Storage(saver, store, records, queue, "postgres", _redact(dsn))
+        joined = hasattr(queue, "finish_with")
+        yield Storage(saver, store, records, queue, "postgres", _redact(dsn), joined)
     finally:
         await queue.aclose()
         await records.aclose()

@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -66,13 +67,20 @@ class Executor:
 
         self.version = __version__
 
-    async def execute(self, claim: Claim) -> None:
-        """Run ``claim``'s run to its end (never raises for the run's own errors)."""
+    def begin(self, claim: Claim) -> Any:
+        """The records operation that starts ``claim``'s run: ``(run, assistant)``
+        (``(None, None)``: the run was deleted while queued). The worker runs it in the
+        claim's own transaction when the queue and the records share a database."""
+        return _begin(claim.run.run_id, claim.attempt, claim.cancel is None, self.worker_id)
+
+    async def execute(self, claim: Claim, begun: tuple[Any, Any] | None = None) -> None:
+        """Run ``claim``'s run to its end (never raises for the run's own errors).
+        ``begun``: what :meth:`begin` returned, when the claim already ran it."""
         ctx = self.ctx
         run_id = claim.run.run_id
-        run, assistant = await ctx.records.run(
-            _begin(run_id, claim.attempt, claim.cancel is None, self.worker_id)
-        )
+        if begun is None:
+            begun = await ctx.records.run(self.begin(claim))
+        run, assistant = begun
         if run is None:  # deleted while queued
             with contextlib.suppress(ClaimLost):
                 await ctx.queue.finish(claim, "interrupted")
@@ -238,7 +246,6 @@ class Executor:
         thread_status, error = "idle", outcome.error
         if thread_id is not None and not temporary:
             summary = await thread_summary(saver, thread_id, ctx.graphs, run)
-            others = [r for r in await ctx.queue.pending(thread_id) if r != run_id]
             thread_status = summary.status
             if outcome.status == "interrupted" and not outcome.rollback:
                 thread_status = "interrupted"
@@ -248,8 +255,6 @@ class Executor:
                 }
             elif outcome.status in ("error", "timeout"):
                 thread_status = "error"
-            if others:
-                thread_status = "busy"
         rows = [] if publish is None else ctx.streams.seal(run_id, publish.seq)
         result = outcome.result_json
         if outcome.status in ("error", "timeout") and outcome.error is not None:
@@ -257,12 +262,13 @@ class Executor:
         elif outcome.status == "interrupted":
             result = "{}"  # a cancelled run has no result (as LangGraph Server answers)
 
-        def record() -> Any:
-            """The thread's state, the run's status and its events: one transaction."""
+        def record(others: Sequence[str]) -> Any:
+            """The thread's state, the run's status and its events: one transaction.
+            ``others``: the thread's other pending or running runs (it stays busy)."""
             if thread_id is not None and summary is not None:
                 yield from threads.set_state(
                     thread_id,
-                    status=thread_status,
+                    status="busy" if others else thread_status,
                     values=summary.values_json,
                     interrupts=summary.interrupts,
                     error=error,
@@ -275,10 +281,20 @@ class Executor:
                 if rows:
                     yield from events.append(run_id, rows, notify=ctx.streams.notify)
 
-        await ctx.records.run(record())
-        ctx.streams.wake(run_id)
-        with contextlib.suppress(ClaimLost):
-            await ctx.queue.finish(claim, outcome.status)
+        if ctx.storage.joined:
+            # the records and the end of the claim: one transaction (nothing is recorded
+            # when the claim turned stale: the worker that took the run over records it)
+            with contextlib.suppress(ClaimLost):
+                await ctx.queue.finish_with(claim, outcome.status, record)
+            ctx.streams.wake(run_id)
+        else:
+            others: Sequence[str] = ()
+            if summary is not None:
+                others = [r for r in await ctx.queue.pending(thread_id) if r != run_id]
+            await ctx.records.run(record(others))
+            ctx.streams.wake(run_id)
+            with contextlib.suppress(ClaimLost):
+                await ctx.queue.finish(claim, outcome.status)
         kwargs = run["kwargs"]
         if temporary and thread_id is not None:
             from stategraph.server._ops import delete_thread
@@ -308,7 +324,12 @@ def _begin(run_id: str, attempt: int, start: bool, worker_id: str) -> Any:
     if not start:
         return run, assistant
     ok = yield from runs.set_status(
-        run_id, "running", only_if=("pending", "running"), attempt=attempt, worker_id=worker_id
+        run_id,
+        "running",
+        only_if=("pending", "running"),
+        attempt=attempt,
+        worker_id=worker_id,
+        kwargs=run["kwargs"],
     )
     if run["thread_id"] is not None and ok:
         meta = (

@@ -80,11 +80,13 @@ async def create_run(
     *,
     user: Any = None,
     default_strategy: str = "enqueue",
+    follow: bool = False,
 ) -> dict[str, Any]:
     """Check, record and queue a run; returns the run record (status ``pending``).
 
     ``thread_id=None`` is a stateless run: a temporary thread, deleted after the run
-    unless ``on_completion="keep"``."""
+    unless ``on_completion="keep"``. ``follow``: the caller follows the run's events
+    at once (a streaming or waiting request), so they are kept from the start."""
     check_run_body(body)
     if body.get("webhook") and ctx.webhooks is not None:
         ctx.webhooks.check(body["webhook"])
@@ -142,7 +144,7 @@ async def create_run(
             thread = yield from threads.get(thread_id)
             if thread is None:
                 if body.get("if_not_exists") != "create":
-                    return None
+                    raise ApiError(404, "Thread or assistant not found.")
                 ttl = ctx.config.thread_ttl.default_ttl if ctx.config.thread_ttl else None
                 thread, _ = yield from threads.insert(thread_id, {}, ttl)
             thread_meta = thread.get("metadata") or {}
@@ -159,23 +161,28 @@ async def create_run(
         yield from threads.set_status(thread_id, "busy", None if temporary else graph_meta)
         return made
 
-    record = await ctx.records.run(record_run())
-    if record is None:
-        raise ApiError(404, "Thread or assistant not found.")
     after = float(body.get("after_seconds") or 0)
+    if follow:
+        ctx.streams.expect(run_id)
+    queued_run = QueuedRun(
+        run_id=run_id,
+        thread_id=thread_id,
+        assistant_id=assistant["assistant_id"],
+        kwargs={},
+        multitask_strategy=cast("MultitaskStrategy", strategy),
+        available_at=created + after if after else 0.0,
+    )
     try:
-        queued = await ctx.queue.enqueue(
-            QueuedRun(
-                run_id=run_id,
-                thread_id=thread_id,
-                assistant_id=assistant["assistant_id"],
-                kwargs={},
-                multitask_strategy=cast("MultitaskStrategy", strategy),
-                available_at=created + after if after else 0.0,
-            )
-        )
+        if ctx.storage.joined:  # the record and the queue entry: one transaction
+            queued, record = await ctx.queue.enqueue_with(queued_run, record_run)
+        else:
+            record = await ctx.records.run(record_run())
+            try:
+                queued = await ctx.queue.enqueue(queued_run)
+            except ThreadBusy:
+                await ctx.records.run(runs.delete(run_id))
+                raise
     except ThreadBusy:
-        await ctx.records.run(runs.delete(run_id))
         raise ApiError(
             409,
             "Thread is already running a task. Wait for it to finish or choose a different "

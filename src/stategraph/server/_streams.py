@@ -5,8 +5,12 @@ process keeps the events of the runs it executes in memory, wakes the clients
 following them at once, and writes them to the event log table in small batches (and
 all of them when the run ends, followed by an end marker). A client of another process
 (``stategraph worker`` executes the run, ``stategraph serve`` answers the client)
-follows the table instead, polling it. A client that reconnects gives the number of
-the last event it saw (``Last-Event-ID``) and gets the rest.
+follows the table instead. On PostgreSQL each stored batch is announced by a
+``NOTIFY`` that carries the events themselves when they fit (``events.notice``): a
+follower here takes them from the notification, reading the table only to fill a gap
+(it joined late, a batch was too big, the listener reconnected) or, as a fallback,
+when nothing came for a while. On SQLite it polls the table. A client that reconnects
+gives the number of the last event it saw (``Last-Event-ID``) and gets the rest.
 """
 
 from __future__ import annotations
@@ -47,6 +51,28 @@ class _Live:
         return self.changed
 
 
+@dataclass
+class _Remote:
+    """Events of a run executed elsewhere, as notifications brought them here."""
+
+    events: list[tuple[int, str, str]] = field(default_factory=list)
+    followers: int = 0
+    since: float = field(default_factory=time.monotonic)
+    changed: asyncio.Future[None] | None = None
+    gap: bool = False
+    """A notice named the run without its events: read the table."""
+
+    def wake(self) -> None:
+        if self.changed is not None and not self.changed.done():
+            self.changed.set_result(None)
+        self.changed = None
+
+    def waiter(self) -> asyncio.Future[None]:
+        if self.changed is None:
+            self.changed = asyncio.get_running_loop().create_future()
+        return self.changed
+
+
 class RunStreams:
     """The event streams of runs (see the module docstring)."""
 
@@ -70,6 +96,10 @@ class RunStreams:
         self.flush_every = flush_every
         self.keep_live = keep_live
         self._live: dict[str, _Live] = {}
+        self._remote: dict[str, _Remote] = {}
+        self._swept = 0.0
+        self.notice_poll = 1.0
+        """Seconds a follower waits for a notice before it reads the table anyway."""
         self._dirty: set[str] = set()
         self._flusher: asyncio.Task[None] | None = None
         self._kick: asyncio.Event | None = None
@@ -88,6 +118,9 @@ class RunStreams:
         waiting = self._started.pop(run_id, None)
         if waiting is not None:
             waiting.set()
+        remote = self._remote.get(run_id)
+        if remote is not None:  # its follower here switches to the live events
+            remote.wake()
         return start
 
     def publish(self, run_id: str, seq: int, event: str, data: str) -> None:
@@ -151,6 +184,13 @@ class RunStreams:
             if live.done and now - live.ended_at > self.keep_live
         ]:
             del self._live[run_id]
+        # runs expected here whose follower never came (its client left first)
+        for run_id in [
+            r
+            for r, remote in self._remote.items()
+            if remote.followers <= 0 and now - remote.since > self.keep_live
+        ]:
+            del self._remote[run_id]
 
     def forget(self, run_id: str) -> None:
         """Drop a run's in-memory events (a deleted run)."""
@@ -160,6 +200,16 @@ class RunStreams:
             live.wake()
 
     # -- following ----------------------------------------------------------------
+    def expect(self, run_id: str) -> None:
+        """A client here is about to follow ``run_id`` (just queued): keep the events
+        that notifications bring from now on, so the follower needs no read at all."""
+        if self.notify and run_id not in self._remote:
+            self._remote[run_id] = _Remote()
+            now = time.monotonic()
+            if now - self._swept > 1.0:
+                self._swept = now
+                self._forget_old()
+
     async def follow(
         self, run_id: str, after: int = -1, *, stop: Any = None, fresh: bool = False
     ) -> AsyncIterator[tuple[int, str, str]]:
@@ -177,7 +227,18 @@ class RunStreams:
             if waiting is not None and not waiting.is_set():
                 self._started.pop(run_id, None)
 
-    def _notified(self, run_id: str) -> None:
+    def _notified(self, payload: str) -> None:
+        try:
+            run_id, rows = events.parse_notice(payload)
+        except ValueError:  # not ours: ignore
+            return
+        remote = self._remote.get(run_id)
+        if remote is not None:
+            if rows is None:
+                remote.gap = True
+            else:
+                remote.events.extend(rows)
+            remote.wake()
         waiting = self._started.get(run_id)
         if waiting is not None:
             waiting.set()
@@ -191,6 +252,11 @@ class RunStreams:
         self, run_id: str, after: int, stop: Any, fresh: bool
     ) -> AsyncIterator[tuple[int, str, str]]:
         await self._ensure_listener()
+        live = self._live.get(run_id)
+        if live is None and self.notify and self._listener is not None:
+            async for item in self._follow_notified(run_id, after, stop, fresh):
+                yield item
+            return
         delay = self.poll
         polls = 0
         while True:
@@ -239,6 +305,66 @@ class RunStreams:
             finally:
                 if started.is_set():
                     self._started.pop(run_id, None)
+
+    async def _follow_notified(
+        self, run_id: str, after: int, stop: Any, fresh: bool
+    ) -> AsyncIterator[tuple[int, str, str]]:
+        """Follow a run of another process from its notices (PostgreSQL).
+
+        Events come in order, numbered without holes (a later attempt goes on after
+        what the earlier one stored), so a notice whose first event is not the next
+        number means something was missed: the table is read from the last event seen.
+        It is also read when the follower joins (unless the run was ``expect``-ed here
+        before it was queued, so every notice was kept), and when no notice came for
+        :attr:`notice_poll` seconds (with the run's status: a finished run ends)."""
+        remote = self._remote.get(run_id)
+        if remote is None:
+            remote = self._remote[run_id] = _Remote()
+            fresh = False  # notices before now were not kept: read what is stored
+        remote.followers += 1
+        try:
+            read, final = not fresh, False
+            while True:
+                live = self._live.get(run_id)
+                if live is not None:  # it runs here after all
+                    async for item in self._follow_live(live, after):
+                        after = item[0]
+                        yield item
+                    return
+                just_read = read or remote.gap
+                if just_read:
+                    read = remote.gap = False
+                    rows = await self.records.read(events.read(run_id, after))
+                    remote.events[:0] = rows
+                taken, remote.events = sorted(remote.events, key=lambda e: e[0]), []
+                for index, (seq, event, data) in enumerate(taken):
+                    if seq <= after:
+                        continue
+                    if seq != after + 1 and not just_read:
+                        remote.events = taken[index:]  # missed some: read them first
+                        read = True
+                        break
+                    if event == END:
+                        return
+                    after = seq
+                    yield seq, event, data
+                if read:
+                    continue
+                if final or (stop is not None and stop()):
+                    return
+                try:
+                    await asyncio.wait_for(asyncio.shield(remote.waiter()), self.notice_poll)
+                except asyncio.TimeoutError:
+                    status, _ = await self.records.read(runs.result(run_id))
+                    if status is None:
+                        return  # deleted, or never existed
+                    # a notice may have been lost (the listener reconnected): read; a
+                    # finished run's events are all stored with its status
+                    read, final = True, status in _FINAL
+        finally:
+            remote.followers -= 1
+            if remote.followers <= 0:
+                self._remote.pop(run_id, None)
 
     async def _follow_live(self, live: _Live, after: int) -> AsyncIterator[tuple[int, str, str]]:
         index = 0

@@ -14,6 +14,7 @@ import logging
 import os
 import socket
 import uuid
+from typing import Any
 
 from stategraph.server._context import ServerContext
 from stategraph.server._executor import Executor
@@ -59,8 +60,15 @@ class Worker:
             if self._stopping:
                 self._slots.release()
                 return
+            begun = None
             try:
-                claim = await queue.claim(self.worker_id, self.ctx.lease_seconds)
+                if self.ctx.storage.joined:  # the claim and the run's start: one transaction
+                    taken = await queue.claim_with(
+                        self.worker_id, self.ctx.lease_seconds, self.executor.begin
+                    )
+                    claim, begun = (None, None) if taken is None else taken
+                else:
+                    claim = await queue.claim(self.worker_id, self.ctx.lease_seconds)
             except Exception:
                 self._slots.release()
                 log.exception("worker %s: claiming failed; retrying", self.worker_id)
@@ -70,12 +78,12 @@ class Worker:
                 self._slots.release()
                 await queue.wait(1.0)
                 continue
-            task = asyncio.ensure_future(self._execute(claim))
+            task = asyncio.ensure_future(self._execute(claim, begun))
             self._running[task] = claim
 
-    async def _execute(self, claim: Claim) -> None:
+    async def _execute(self, claim: Claim, begun: Any = None) -> None:
         try:
-            await self.executor.execute(claim)
+            await self.executor.execute(claim, begun)
         except asyncio.CancelledError:
             raise
         except Exception:

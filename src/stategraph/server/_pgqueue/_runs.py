@@ -29,6 +29,7 @@ from psycopg import errors, sql
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
+from stategraph.server._db import Op
 from stategraph.server._pgqueue import _sql
 from stategraph.server._pgqueue._schema import check_identifier, check_queue_name, migrate
 from stategraph.server._pgqueue._wakeup import Listener
@@ -50,7 +51,23 @@ from stategraph.server._queue import (
 __all__ = ["PostgresRunQueue"]
 
 T = TypeVar("T")
+R = TypeVar("R")
 Conn = psycopg.AsyncConnection[Any]
+
+
+async def drive_records(conn: Conn, op: Op[R]) -> R:
+    """Run a records operation (``server/_db``: a generator of ``?``-style statements)
+    on ``conn``, inside the caller's transaction."""
+    async with conn.cursor() as cur:
+        try:
+            query, params = next(op)
+            while True:
+                await cur.execute(query.replace("?", "%s"), params)
+                rows = await cur.fetchall() if cur.description is not None else []
+                query, params = op.send(rows)
+        except StopIteration as stop:
+            return stop.value
+
 
 # procrastinate's end states for our final statuses
 _JOB_STATUS = {
@@ -135,10 +152,19 @@ class PostgresRunQueue:
         self._open_lock: asyncio.Lock | None = None
         self._closed = False
         self._last_purge = 0.0
+        self._seen: int | None = None
+        self._due: tuple[float, float | None] | None = None
+        """``(monotonic time of the look, seconds until due)`` from the last idle claim."""
 
     # -- plumbing ---------------------------------------------------------------------
     async def _configure(self, conn: Conn) -> None:
-        await conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(self.schema)))
+        # the queue's schema first; then the connection's own path, where the server's
+        # records live, so a transaction here can write both (``*_with`` methods)
+        row = await (await conn.execute("SELECT current_setting('search_path')")).fetchone()
+        rest = row[0] if row and row[0] else "public"
+        await conn.execute(
+            sql.SQL("SET search_path TO {}, ").format(sql.Identifier(self.schema)) + sql.SQL(rest)
+        )
 
     async def _open(self) -> None:
         if self._closed:
@@ -171,6 +197,12 @@ class PostgresRunQueue:
                     raise
             await asyncio.sleep(0.005 * (attempt + 1))
         raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _read(self, query: str, params: Any = None) -> list[Any]:
+        """One read outside a transaction (one round trip, nothing to commit)."""
+        await self._open()
+        async with self._pool.connection() as conn:
+            return await (await conn.execute(query, params)).fetchall()
 
     async def _one(self, conn: Conn, query: str, params: Any = None) -> Any:
         return await (await conn.execute(query, params)).fetchone()
@@ -209,6 +241,16 @@ class PostgresRunQueue:
     # -- RunQueue: the API side --------------------------------------------------------
     async def enqueue(self, run: QueuedRun) -> Enqueued:
         """Add ``run`` and apply its multitask strategy, in one transaction."""
+        queued, _ = await self.enqueue_with(run, None)
+        return queued
+
+    async def enqueue_with(
+        self, run: QueuedRun, records: Callable[[], Op[R]] | None
+    ) -> tuple[Enqueued, R | None]:
+        """:meth:`enqueue`, and run the records operation ``records()`` (the run's
+        record, its thread's status) in the same transaction, after the queue's own
+        statements (queue rows are locked before record rows, everywhere). An
+        exception from it rolls the whole enqueue back."""
         if run.multitask_strategy not in MULTITASK_STRATEGIES:
             raise ValueError(
                 f"Unknown multitask_strategy {run.multitask_strategy!r} for run "
@@ -223,7 +265,7 @@ class PostgresRunQueue:
             "available_at": float(run.available_at),
         }
 
-        async def op(conn: Conn) -> Enqueued:
+        async def op(conn: Conn) -> tuple[Enqueued, R | None]:
             if run.thread_id is not None:
                 await conn.execute(_sql.THREAD_LOCK, (self.schema, run.thread_id))
             if await self._one(conn, _sql.RUN_EXISTS, (run.run_id,)):
@@ -259,7 +301,8 @@ class PostgresRunQueue:
             if await self._one(conn, _sql.INSERT_RUN, (run.run_id, row[0], run.thread_id)) is None:
                 # a concurrent enqueue of the same id won (the job above rolls back)
                 raise ValueError(f"Run '{run.run_id}' is already in the queue.")
-            return Enqueued(tuple(cancelled), tuple(removed))
+            done = None if records is None else await drive_records(conn, records())
+            return Enqueued(tuple(cancelled), tuple(removed)), done
 
         return await self._tx(op)
 
@@ -304,27 +347,43 @@ class PostgresRunQueue:
     async def pending(self, thread_id: str) -> Sequence[str]:
         """The thread's pending and running runs, in claim order."""
 
-        async def op(conn: Conn) -> list[str]:
-            rows = await (await conn.execute(_sql.PENDING, (thread_id,))).fetchall()
-            return [r[0] for r in rows]
-
-        return await self._tx(op)
+        return [r[0] for r in await self._read(_sql.PENDING, (thread_id,))]
 
     # -- RunQueue: the worker side -------------------------------------------------------
     async def claim(self, worker_id: str, lease_seconds: float) -> Claim | None:
         """Take over expired claims, then claim the next runnable run (or ``None``)."""
+        taken = await self.claim_with(worker_id, lease_seconds, None)
+        return None if taken is None else taken[0]
+
+    async def claim_with(
+        self,
+        worker_id: str,
+        lease_seconds: float,
+        records: Callable[[Claim], Op[R]] | None,
+    ) -> tuple[Claim, R | None] | None:
+        """:meth:`claim`, and run ``records(claim)`` (the run marked running) in the
+        claim's transaction."""
         if lease_seconds <= 0:
             raise ValueError(f"lease_seconds={lease_seconds!r}: give a positive number of seconds.")
 
-        async def op(conn: Conn) -> Claim | None:
-            expired = await (await conn.execute(_sql.EXPIRED, (self.queue_name,))).fetchall()
+        await self._maybe_purge()
+        # a look first, outside any transaction: an idle poll costs one read
+        self._seen = self._listener.wakes
+        [(any_expired, any_ready, due)] = await self._read(_sql.PROBE, {"queue": self.queue_name})
+        if not any_expired and not any_ready:
+            self._due = (time.monotonic(), due)
+            return None
+        self._due = None
+
+        async def op(conn: Conn) -> tuple[Claim, R | None]:
+            expired = []
+            if any_expired:
+                expired = await (await conn.execute(_sql.EXPIRED, (self.queue_name,))).fetchall()
             for job_id, token in expired:
                 await conn.execute(_sql.REQUEUE, (job_id,))
                 await conn.execute(_sql.DROP_CLAIM, (job_id,))
                 if token is not None:
                     await conn.execute(_sql.UNREGISTER, (token,))
-            if not expired and await self._one(conn, _sql.ANY_READY, (self.queue_name,)) is None:
-                raise _Nothing  # an idle poll writes nothing
             token = (await self._one(conn, _sql.REGISTER))[0]
             job = await self._one(conn, _sql.FETCH, (self.queue_name, token))
             if job is None or job[0] is None:
@@ -334,9 +393,10 @@ class PostgresRunQueue:
                 _sql.TAKE,
                 {"token": token, "worker": worker_id, "lease": lease_seconds, "job_id": job[0]},
             )
-            return Claim(_run_of(job[1]), worker_id, attempt, int(token), expires, cancel)
+            claim = Claim(_run_of(job[1]), worker_id, attempt, int(token), expires, cancel)
+            done = None if records is None else await drive_records(conn, records(claim))
+            return claim, done
 
-        await self._maybe_purge()
         try:
             return await self._tx(op)
         except _Nothing:
@@ -362,6 +422,18 @@ class PostgresRunQueue:
 
     async def finish(self, claim: Claim, status: FinalStatus) -> None:
         """The run ended: procrastinate's end state, the thread freed, waiters woken."""
+        await self.finish_with(claim, status, None)
+
+    async def finish_with(
+        self,
+        claim: Claim,
+        status: FinalStatus,
+        records: Callable[[Sequence[str]], Op[R]] | None,
+    ) -> R | None:
+        """:meth:`finish`, and run ``records(others)`` (the run's final record, its
+        thread's state; ``others``: the thread's other pending or running runs) in the
+        same transaction, once the claim is known to hold: a stale claim
+        (:class:`ClaimLost`) records nothing."""
         if status not in FINAL_STATUSES:
             raise ValueError(
                 f"Unknown final status {status!r} for run '{claim.run.run_id}': use one of "
@@ -369,15 +441,30 @@ class PostgresRunQueue:
             )
         delete = self.keep_finished == 0
 
-        async def op(conn: Conn) -> None:
+        async def op(conn: Conn) -> R | None:
             job_id = await self._held(conn, claim)
+            done = None
+            if records is not None:
+                others: list[str] = []
+                if claim.run.thread_id is not None:
+                    rows = await (
+                        await conn.execute(_sql.PENDING, (claim.run.thread_id,))
+                    ).fetchall()
+                    others = [r[0] for r in rows if r[0] != claim.run.run_id]
+                done = await drive_records(conn, records(others))
             await conn.execute(_sql.FINISH_JOB, (job_id, _JOB_STATUS[status], delete))
             if not delete:
                 await conn.execute(_sql.MARK_FINISHED, (status, job_id))
             await conn.execute(_sql.UNREGISTER, (claim.token,))
-            await self._notify(conn)
+            if claim.run.thread_id is not None:
+                # only a run of the same thread can have waited for this one to end
+                await conn.execute(
+                    _sql.NOTIFY_IF_WAITING,
+                    {"channel": self.channel, "lock": _lock(claim.run.thread_id)},
+                )
+            return done
 
-        await self._tx(op)
+        return await self._tx(op)
 
     async def release(self, claim: Claim, delay: float = 0.0) -> None:
         """Give the run back: pending again from now + ``delay``, keeping its place."""
@@ -406,14 +493,23 @@ class PostgresRunQueue:
         await self._open()
         await self._listener.start()
         due = timeout
+        looked, self._due = self._due, None
+        left: float | None
         try:
-            async with self._pool.connection(timeout=min(timeout, 1.0)) as conn:
-                row = await self._one(conn, _sql.NEXT_DUE, {"queue": self.queue_name})
-            if row is not None and row[0] is not None:
-                due = min(timeout, max(0.0, row[0]) + 0.01)
+            if looked is not None and time.monotonic() - looked[0] < 0.5:
+                left = looked[1]  # the idle claim just read it
+                if left is not None:
+                    left -= time.monotonic() - looked[0]
+            else:
+                async with self._pool.connection(timeout=min(timeout, 1.0)) as conn:
+                    row = await self._one(conn, _sql.NEXT_DUE, {"queue": self.queue_name})
+                left = None if row is None else row[0]
+            if left is not None:
+                due = min(timeout, max(0.0, left) + 0.01)
         except psycopg.Error:  # the database is away (or the pool is busy): look again soon
             due = min(timeout, 1.0)
-        await self._listener.wait(due)
+        seen, self._seen = self._seen, None
+        await self._listener.wait(due, since=seen)
 
     # -- cron ------------------------------------------------------------------------------
     async def claim_tick(self, cron_id: str, tick: float) -> bool:

@@ -59,6 +59,13 @@ RETURNING 1
 """
 
 # -- claim ----------------------------------------------------------------------------
+NEXT_DUE_EXPR = """extract(epoch FROM least(
+    (SELECT min(r.expires_at) FROM sg_runs r JOIN procrastinate_jobs j ON j.id = r.job_id
+      WHERE j.queue_name = %(queue)s AND j.status = 'doing'),
+    (SELECT min(j.scheduled_at) FROM procrastinate_jobs j
+      WHERE j.queue_name = %(queue)s AND j.status = 'todo'
+        AND j.scheduled_at > clock_timestamp())
+) - clock_timestamp())::float8"""
 EXPIRED = """
 SELECT j.id, r.token
   FROM procrastinate_jobs j JOIN sg_runs r ON r.job_id = j.id
@@ -74,12 +81,22 @@ SELECT procrastinate_retry_job_v2(
 DROP_CLAIM = (
     "UPDATE sg_runs SET token = NULL, expires_at = NULL, worker_id = NULL WHERE job_id = %s"
 )
-ANY_READY = """
-SELECT 1 FROM procrastinate_jobs
- WHERE queue_name = %s AND status = 'todo'
-   AND (scheduled_at IS NULL OR scheduled_at <= clock_timestamp())
- LIMIT 1
+PROBE = f"""
+SELECT EXISTS (
+         SELECT 1 FROM procrastinate_jobs j JOIN sg_runs r ON r.job_id = j.id
+          WHERE j.queue_name = %(queue)s AND j.status = 'doing'
+            AND r.expires_at < clock_timestamp()),
+       EXISTS (
+         SELECT 1 FROM procrastinate_jobs j
+          WHERE j.queue_name = %(queue)s AND j.status = 'todo'
+            AND (j.scheduled_at IS NULL OR j.scheduled_at <= clock_timestamp())
+            AND (j.lock IS NULL OR NOT EXISTS (
+                 SELECT 1 FROM procrastinate_jobs d WHERE d.lock = j.lock AND d.status = 'doing'))),
+       ({NEXT_DUE_EXPR})
 """
+"""Whether a claim could take anything now (an expired claim, a runnable run) and the
+seconds until the next claim expiry or delayed run is due: one read, no transaction,
+so an idle worker's look at the queue writes nothing and costs one round trip."""
 REGISTER = "SELECT worker_id FROM procrastinate_register_worker_v1()"
 UNREGISTER = "SELECT procrastinate_unregister_worker_v1(%s)"
 FETCH = "SELECT id, args FROM procrastinate_fetch_job_v2(ARRAY[%s]::varchar[], %s)"
@@ -132,15 +149,14 @@ SELECT r.run_id
  ORDER BY j.id
 """
 NOTIFY = 'SELECT pg_notify(%s, \'{"type": "stategraph_wake"}\')'
-NEXT_DUE = """
-SELECT extract(epoch FROM least(
-    (SELECT min(r.expires_at) FROM sg_runs r JOIN procrastinate_jobs j ON j.id = r.job_id
-      WHERE j.queue_name = %(queue)s AND j.status = 'doing'),
-    (SELECT min(j.scheduled_at) FROM procrastinate_jobs j
-      WHERE j.queue_name = %(queue)s AND j.status = 'todo'
-        AND j.scheduled_at > clock_timestamp())
-) - clock_timestamp())::float8
+NOTIFY_IF_WAITING = """
+SELECT pg_notify(%(channel)s, '{"type": "stategraph_wake"}')
+  FROM procrastinate_jobs
+ WHERE lock = %(lock)s AND status = 'todo'
+ LIMIT 1
 """
+"""Wake the workers only when a run of the thread waits behind the one that ended."""
+NEXT_DUE = f"SELECT {NEXT_DUE_EXPR}"
 PURGE = """
 DELETE FROM procrastinate_jobs j
  USING sg_runs r

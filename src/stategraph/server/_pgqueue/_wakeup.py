@@ -1,8 +1,9 @@
 """Wake-ups of the PostgreSQL run queue: one ``LISTEN`` connection per queue object.
 
 procrastinate's insert trigger ``NOTIFY``-s the queue's channel when a run is
-enqueued; the queue itself notifies the same channel when a claim ends or a pending
-run goes away (a thread may be free). :class:`Listener` keeps one connection
+enqueued; the queue itself notifies the same channel when a run of a thread may have
+become runnable (the thread's running run ended with another one waiting, or a
+pending run went away). :class:`Listener` keeps one connection
 listening, in a background task, and wakes every waiting :meth:`Listener.wait`.
 
 When the connection breaks (a PostgreSQL restart, a network cut) the task reconnects
@@ -38,9 +39,13 @@ class Listener:
         self._ready: asyncio.Event | None = None
         self._closed = False
         self.connected = False
+        self.wakes = 0
+        """How many times waiters were woken: a caller that looked at the queue notes
+        it, and does not wait when it changed meanwhile (the wake-up came too early)."""
 
     def wake(self) -> None:
         """Wake every current waiter."""
+        self.wakes += 1
         for fut in self._waiters:
             if not fut.done():
                 fut.set_result(None)
@@ -54,9 +59,10 @@ class Listener:
         if self._ready is not None:
             await self._ready.wait()
 
-    async def wait(self, timeout: float) -> None:
-        """Until a notification, a reconnect, :meth:`close`, or ``timeout`` seconds."""
-        if self._closed or timeout <= 0:
+    async def wait(self, timeout: float, since: int | None = None) -> None:
+        """Until a notification, a reconnect, :meth:`close`, or ``timeout`` seconds;
+        at once when there was one after :attr:`wakes` read ``since``."""
+        if self._closed or timeout <= 0 or (since is not None and since != self.wakes):
             return
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._waiters.add(fut)

@@ -101,10 +101,13 @@ def set_status(
     only_if: tuple[str, ...] = (),
     attempt: int | None = None,
     worker_id: str | None = None,
+    kwargs: Mapping[str, Any] | None = None,
 ) -> Op[bool]:
     """Set the run's status (and final ``result``, JSON text or a value); with
     ``only_if``, only from one of those statuses. ``False`` when nothing changed.
-    ``worker_id`` records which worker executes it (for operators; not in the API)."""
+    ``worker_id`` records which worker executes it (for operators; not in the API).
+    ``attempt`` is written into the run's config metadata (``kwargs``: the run's
+    kwargs when the caller just read them, saving a read)."""
     now = time.time()
     sets = "status = ?, updated_at = ?"
     params: list[Any] = [status, now]
@@ -120,13 +123,14 @@ def set_status(
             sets += ", metadata = ?"
             params.append(dumps({**loads(rows[0][0]), **metadata}))
     if attempt is not None:
-        rows = yield ("SELECT kwargs FROM sg_srv_runs WHERE run_id = ?", (run_id,))
-        if rows:
-            kwargs = loads(rows[0][0])
-            config = kwargs.setdefault("config", {})
+        if kwargs is None:
+            rows = yield ("SELECT kwargs FROM sg_srv_runs WHERE run_id = ?", (run_id,))
+            kwargs = loads(rows[0][0]) if rows else None
+        if kwargs is not None:
+            config = dict(kwargs.get("config") or {})
             config["metadata"] = {**(config.get("metadata") or {}), "run_attempt": attempt}
             sets += ", kwargs = ?"
-            params.append(dumps(kwargs))
+            params.append(dumps({**kwargs, "config": config}))
     where = "run_id = ?"
     params.append(run_id)
     if only_if:

@@ -139,12 +139,19 @@ def set_state(
 
 
 def set_status(thread_id: str, status: str, metadata: Mapping[str, Any] | None = None) -> Op[None]:
-    """Set the thread's status (e.g. ``busy`` when a run starts), merging ``metadata``."""
+    """Set the thread's status (e.g. ``busy`` when a run starts), merging ``metadata``
+    (nothing is written when the thread already has that status and metadata)."""
     now = time.time()
     if metadata:
-        rows = yield ("SELECT metadata FROM sg_srv_threads WHERE thread_id = ?", (thread_id,))
+        rows = yield (
+            "SELECT metadata, status FROM sg_srv_threads WHERE thread_id = ?",
+            (thread_id,),
+        )
         if rows:
-            merged = {**loads(rows[0][0]), **metadata}
+            current = loads(rows[0][0])
+            merged = {**current, **metadata}
+            if rows[0][1] == status and merged == current:
+                return
             yield (
                 "UPDATE sg_srv_threads SET status = ?, metadata = ?, updated_at = ?"
                 " WHERE thread_id = ?",

@@ -15,12 +15,19 @@ __all__ = ["visible_thread", "thread_config"]
 
 
 async def visible_thread(
-    request: Request, thread_id: str, action: str = "read", value: dict[str, Any] | None = None
+    request: Request,
+    thread_id: str,
+    action: str = "read",
+    value: dict[str, Any] | None = None,
+    *,
+    found: Any = ...,
 ) -> dict[str, Any]:
     """The thread, after the auth handlers allowed ``action`` on it; 404 when it does
-    not exist or the caller's filter hides it."""
+    not exist or the caller's filter hides it. ``found``: the thread (or ``None``)
+    when the caller just read it."""
     ctx = ctx_of(request)
-    found = await ctx.records.read(threads.get(thread_id))
+    if found is ...:
+        found = await ctx.records.read(threads.get(thread_id))
     filters = await authorize(
         request, "threads", action, value if value is not None else {"thread_id": thread_id}
     )

@@ -24,7 +24,7 @@ from stategraph.server._http import (
 )
 from stategraph.server._json import sse
 from stategraph.server._ops import FINAL, cancel_run, create_run, wait_for_run
-from stategraph.server._records import runs
+from stategraph.server._records import runs, threads
 from stategraph.server._routes._common import visible_thread
 from stategraph.server.auth import matches_filter
 
@@ -33,16 +33,18 @@ __all__ = ["routes"]
 _SSE_HEADERS = {"cache-control": "no-store", "x-accel-buffering": "no"}
 
 
-async def _new_run(request: Request, stateless: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+async def _new_run(
+    request: Request, stateless: bool, follow: bool = False
+) -> tuple[dict[str, Any], dict[str, Any]]:
     ctx = ctx_of(request)
     body = await body_of(request)
     thread_id = None if stateless else request.path_params["thread_id"]
     value = {**body, "thread_id": thread_id}
     if thread_id is not None:
-        thread_exists = await ctx.records.read(_thread_exists(thread_id))
-        if thread_exists or body.get("if_not_exists") != "create":
+        found = await ctx.records.read(threads.get(thread_id))
+        if found is not None or body.get("if_not_exists") != "create":
             try:
-                await visible_thread(request, thread_id, "create_run", value)
+                await visible_thread(request, thread_id, "create_run", value, found=found)
             except ApiError as exc:
                 if exc.status == 404:
                     raise ApiError(404, "Thread or assistant not found.") from None
@@ -53,13 +55,8 @@ async def _new_run(request: Request, stateless: bool) -> tuple[dict[str, Any], d
         await authorize(request, "threads", "create_run", value)
     # what the auth handlers changed (e.g. metadata stamped with the owner) is the run
     body = {k: v for k, v in value.items() if k != "thread_id"}
-    run = await create_run(ctx, thread_id, body, user=user_of(request))
+    run = await create_run(ctx, thread_id, body, user=user_of(request), follow=follow)
     return run, body
-
-
-def _thread_exists(thread_id: str) -> Any:
-    rows = yield ("SELECT 1 FROM sg_srv_threads WHERE thread_id = ?", (thread_id,))
-    return bool(rows)
 
 
 def _locations(run: dict[str, Any], tail: str) -> dict[str, str]:
@@ -139,7 +136,7 @@ async def create_batch(request: Request) -> Response:
 
 async def create_stream(request: Request) -> Response:
     ctx = ctx_of(request)
-    run, body = await _new_run(request, "thread_id" not in request.path_params)
+    run, body = await _new_run(request, "thread_id" not in request.path_params, follow=True)
     stateless = "thread_id" not in request.path_params
     on_disconnect = body.get("on_disconnect") or ("cancel" if stateless else "continue")
     return StreamingResponse(
@@ -164,7 +161,7 @@ async def _result(ctx: ServerContext, run_id: str) -> Response:
 
 async def create_wait(request: Request) -> Response:
     ctx = ctx_of(request)
-    run, body = await _new_run(request, "thread_id" not in request.path_params)
+    run, body = await _new_run(request, "thread_id" not in request.path_params, follow=True)
     waiter = asyncio.ensure_future(wait_for_run(ctx, run["run_id"], fresh=True))
     on_disconnect = body.get("on_disconnect") or "continue"
     try:
