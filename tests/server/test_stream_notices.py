@@ -113,3 +113,24 @@ async def test_a_follower_without_notices_ends_when_the_run_ended() -> None:
     got = [seq async for seq, _, _ in streams.follow("r1", fresh=True)]
     assert got == [0]
     await streams.aclose()
+
+
+async def test_two_followers_of_one_run_each_get_every_event() -> None:
+    records = _Records()
+    streams = RunStreams(records)  # type: ignore[arg-type]
+    streams.expect("r1")
+    got: dict[str, list[int]] = {"stream": [], "wait": []}
+
+    async def follow(name: str) -> None:
+        async for seq, _, _ in streams.follow("r1", fresh=True):
+            got[name].append(seq)
+
+    tasks = [asyncio.ensure_future(follow(name)) for name in got]
+    await asyncio.sleep(0.01)
+    streams._notified(events.notice("r1", [(0, "metadata", "{}"), (1, "values", "[1]")]))
+    await asyncio.sleep(0.01)
+    streams._notified(events.notice("r1", [(2, "values", "[2]"), (3, END, "null")]))
+    await asyncio.wait_for(asyncio.gather(*tasks), 2.0)
+    assert got == {"stream": [0, 1, 2], "wait": [0, 1, 2]} and records.reads == []
+    assert "r1" not in streams._remote
+    await streams.aclose()

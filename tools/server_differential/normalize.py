@@ -38,8 +38,9 @@ DROPPED_KEYS = frozenset(
 
 TOLERATED: dict[str, str] = {
     "join_stream_replay": (
-        "stategraph replays a finished run's events to join_stream (it keeps them for "
-        "--keep-events seconds); langgraph dev sends nothing once a non-resumable run ended"
+        "stategraph replays a finished run's events to join_stream (it keeps them an "
+        "hour; see docs/server.md); langgraph dev sends nothing once a non-resumable run "
+        "ended"
     ),
     "library_checkpoint_run_id": (
         "library, not server: stategraph's library records the run's run_id in every "

@@ -53,14 +53,15 @@ class _Live:
 
 @dataclass
 class _Remote:
-    """Events of a run executed elsewhere, as notifications brought them here."""
+    """Events of a run executed elsewhere, as notifications brought them here (in
+    arrival order; every follower of the run here reads them at its own pace)."""
 
     events: list[tuple[int, str, str]] = field(default_factory=list)
+    gaps: int = 0
+    """Notices that named the run without its events: followers read the table."""
     followers: int = 0
     since: float = field(default_factory=time.monotonic)
     changed: asyncio.Future[None] | None = None
-    gap: bool = False
-    """A notice named the run without its events: read the table."""
 
     def wake(self) -> None:
         if self.changed is not None and not self.changed.done():
@@ -235,7 +236,7 @@ class RunStreams:
         remote = self._remote.get(run_id)
         if remote is not None:
             if rows is None:
-                remote.gap = True
+                remote.gaps += 1
             else:
                 remote.events.extend(rows)
             remote.wake()
@@ -322,6 +323,7 @@ class RunStreams:
             remote = self._remote[run_id] = _Remote()
             fresh = False  # notices before now were not kept: read what is stored
         remote.followers += 1
+        index, gaps = 0, remote.gaps  # where this follower is in the notices
         try:
             read, final = not fresh, False
             while True:
@@ -331,19 +333,24 @@ class RunStreams:
                         after = item[0]
                         yield item
                     return
-                just_read = read or remote.gap
-                if just_read:
-                    read = remote.gap = False
-                    rows = await self.records.read(events.read(run_id, after))
-                    remote.events[:0] = rows
-                taken, remote.events = sorted(remote.events, key=lambda e: e[0]), []
-                for index, (seq, event, data) in enumerate(taken):
+                if read or remote.gaps != gaps:
+                    read, gaps = False, remote.gaps
+                    for seq, event, data in await self.records.read(events.read(run_id, after)):
+                        if event == END:
+                            return
+                        after = seq
+                        yield seq, event, data
+                    just_read = True
+                else:
+                    just_read = False
+                while index < len(remote.events):
+                    seq, event, data = remote.events[index]
+                    if seq > after + 1 and not just_read:
+                        read = True  # missed some (a notice lost or too big): read them
+                        break
+                    index += 1
                     if seq <= after:
                         continue
-                    if seq != after + 1 and not just_read:
-                        remote.events = taken[index:]  # missed some: read them first
-                        read = True
-                        break
                     if event == END:
                         return
                     after = seq
