@@ -71,6 +71,7 @@ from stategraph.checkpoint.postgres._calls import (
     migrate_plan,
     setup_needed_plan,
 )
+from stategraph.checkpoint.postgres._drivers import drive_on
 
 T = TypeVar("T")
 
@@ -166,9 +167,9 @@ class PostgresSaver(SqlLeases, PostgresCalls):
             if self.is_setup:
                 return
             with self._connection() as conn:
-                if _drive_on(conn, setup_needed_plan("PostgresSaver")):
-                    _drive_on(conn, migrate_plan(), transaction=True)
-                _drive_on(conn, format_plan())
+                if drive_on(conn, setup_needed_plan("PostgresSaver")):
+                    drive_on(conn, migrate_plan(), transaction=True)
+                drive_on(conn, format_plan())
             self.is_setup = True
 
     def _perform(self, calls: Calls[T]) -> T:
@@ -244,7 +245,7 @@ class PostgresSaver(SqlLeases, PostgresCalls):
         ``single``-statement one runs on its own (atomic, one round trip)."""
         if not getattr(self, "_lease_tables", False):
             with self._connection() as conn:
-                _drive_on(conn, lease_tables_plan(), transaction=True)
+                drive_on(conn, lease_tables_plan(), transaction=True)
             self._lease_tables = True
         with self._connection() as conn:
             with (
@@ -260,7 +261,7 @@ class PostgresSaver(SqlLeases, PostgresCalls):
         if not self.is_setup:
             self.setup()
         with self._connection() as conn:
-            return _drive_on(conn, plan, transaction=transaction, snapshot=snapshot)
+            return drive_on(conn, plan, transaction=transaction, snapshot=snapshot)
 
     def _read(self, plan_of: Callable[[bool], Plan[T]]) -> T:
         """Run the read ``plan_of(True)``; again as ``plan_of(False)`` in one snapshot
@@ -369,7 +370,7 @@ class PostgresSaver(SqlLeases, PostgresCalls):
             # lock committed (see _sql.LOCK_BASES)
             conn.execute(_sql.LOCK_BASES, {"thread_id": tid})
             try:
-                _drive_on(conn, self.retain_gen(tid, choose), snapshot=True)
+                drive_on(conn, self.retain_gen(tid, choose), snapshot=True)
             finally:
                 if not conn.closed:  # a lost session released the lock with it
                     conn.execute(_sql.UNLOCK_BASES, {"thread_id": tid})
@@ -397,33 +398,6 @@ class PostgresSaver(SqlLeases, PostgresCalls):
     def _task_paths(self, saved: CheckpointTuple) -> dict[str, str]:
         """Task id -> saved task path of the pending writes of ``saved``."""
         return self._perform(self.task_paths_calls(saved))
-
-
-def _drive_on(
-    conn: psycopg.Connection[Any],
-    plan: Plan[T],
-    *,
-    transaction: bool = False,
-    snapshot: bool = False,
-) -> T:
-    """Execute the statements of ``plan`` on a cursor of ``conn``, feeding it their
-    rows; with ``transaction`` in one transaction, with ``snapshot`` in one REPEATABLE
-    READ transaction."""
-    with (
-        conn.transaction() if transaction or snapshot else nullcontext(),
-        conn.cursor(row_factory=tuple_row) as cur,
-    ):
-        if snapshot:
-            cur.execute(_sql.REPEATABLE_READ)
-        rows: Any = None
-        while True:
-            try:
-                sql, params = plan.send(rows)
-            except StopIteration as stop:
-                result: T = stop.value
-                return result
-            cur.execute(sql, params)
-            rows = cur.fetchall() if cur.description is not None else None
 
 
 def __getattr__(name: str) -> Any:

@@ -64,6 +64,7 @@ from stategraph.checkpoint.postgres._calls import (
     migrate_plan,
     setup_needed_plan,
 )
+from stategraph.checkpoint.postgres._drivers import adrive_on
 
 if TYPE_CHECKING:
     from psycopg_pool import AsyncConnectionPool
@@ -71,33 +72,6 @@ if TYPE_CHECKING:
 __all__ = ["AsyncPostgresSaver"]
 
 T = TypeVar("T")
-
-
-async def _drive_on(
-    conn: psycopg.AsyncConnection[Any],
-    plan: Plan[T],
-    *,
-    transaction: bool = False,
-    snapshot: bool = False,
-) -> T:
-    """Execute the statements of ``plan`` on a cursor of ``conn``, feeding it their
-    rows; with ``transaction`` in one transaction, with ``snapshot`` in one REPEATABLE
-    READ transaction."""
-    async with (
-        conn.transaction() if transaction or snapshot else nullcontext(),
-        conn.cursor(row_factory=tuple_row) as cur,
-    ):
-        if snapshot:
-            await cur.execute(_sql.REPEATABLE_READ)
-        rows: Any = None
-        while True:
-            try:
-                sql, params = plan.send(rows)
-            except StopIteration as stop:
-                result: T = stop.value
-                return result
-            await cur.execute(sql, params)
-            rows = await cur.fetchall() if cur.description is not None else None
 
 
 AsyncConn = Union["psycopg.AsyncConnection[Any]", "AsyncConnectionPool[Any]"]
@@ -226,7 +200,7 @@ class AsyncPostgresSaver(AsyncSqlLeases, PostgresCalls):
         ``single``-statement one runs on its own (atomic, one round trip)."""
         if not getattr(self, "_lease_tables", False):
             async with self._connection() as conn:
-                await _drive_on(conn, lease_tables_plan(), transaction=True)
+                await adrive_on(conn, lease_tables_plan(), transaction=True)
             self._lease_tables = True
         async with self._connection() as conn:
             async with (
@@ -242,9 +216,9 @@ class AsyncPostgresSaver(AsyncSqlLeases, PostgresCalls):
             if self.is_setup:
                 return
             async with self._connection() as conn:
-                if await _drive_on(conn, setup_needed_plan("AsyncPostgresSaver")):
-                    await _drive_on(conn, migrate_plan(), transaction=True)
-                await _drive_on(conn, format_plan())
+                if await adrive_on(conn, setup_needed_plan("AsyncPostgresSaver")):
+                    await adrive_on(conn, migrate_plan(), transaction=True)
+                await adrive_on(conn, format_plan())
             self.is_setup = True
 
     async def _perform(self, calls: Calls[T]) -> T:
@@ -275,7 +249,7 @@ class AsyncPostgresSaver(AsyncSqlLeases, PostgresCalls):
         if not self.is_setup:
             await self.setup()
         async with self._connection() as conn:
-            return await _drive_on(conn, plan, transaction=transaction, snapshot=snapshot)
+            return await adrive_on(conn, plan, transaction=transaction, snapshot=snapshot)
 
     async def _read(self, plan_of: Callable[[bool], Plan[T]]) -> T:
         """Run the read ``plan_of(True)``; again as ``plan_of(False)`` in one snapshot
@@ -440,7 +414,7 @@ class AsyncPostgresSaver(AsyncSqlLeases, PostgresCalls):
             # lock committed (see _sql.LOCK_BASES)
             await conn.execute(_sql.LOCK_BASES, {"thread_id": tid})
             try:
-                await _drive_on(conn, self.retain_gen(tid, choose), snapshot=True)
+                await adrive_on(conn, self.retain_gen(tid, choose), snapshot=True)
             finally:
                 if not conn.closed:  # a lost session released the lock with it
                     await conn.execute(_sql.UNLOCK_BASES, {"thread_id": tid})

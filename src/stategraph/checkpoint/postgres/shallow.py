@@ -44,7 +44,8 @@ from stategraph.checkpoint.base import (
     dump_channel_value,
     get_checkpoint_metadata,
 )
-from stategraph.checkpoint.postgres._base import PostgresCore, autocommit_error
+from stategraph.checkpoint.postgres._base import Plan, PostgresCore, accept_conn
+from stategraph.checkpoint.postgres._drivers import adrive_on, drive_on
 from stategraph.checkpoint.postgres._filters import filter_clauses, metadata_json
 from stategraph.constants import CONF
 
@@ -327,9 +328,22 @@ class _ShallowCore(PostgresCore):
         return out
 
 
-def _migration_steps() -> list[str]:
-    steps = [f"SELECT pg_advisory_xact_lock({_LOCK_KEY})", _MIGRATIONS_TABLE]
-    return steps
+def _setup_plan() -> Plan[None]:
+    """Create or migrate the shallow tables (run in one transaction holding the
+    shallow setup lock)."""
+    yield (f"SELECT pg_advisory_xact_lock({_LOCK_KEY})", None)
+    yield (_MIGRATIONS_TABLE, None)
+    rows = yield ("SELECT COALESCE(MAX(v), 0) FROM sg_shallow_migrations", None)
+    version = int(rows[0][0]) if rows else 0
+    if version > len(MIGRATIONS):
+        raise RuntimeError(
+            f"The shallow saver schema is version {version}, newer than this "
+            f"stategraph supports ({len(MIGRATIONS)}). Upgrade stategraph."
+        )
+    for v in range(version, len(MIGRATIONS)):
+        for statement in MIGRATIONS[v]:
+            yield (statement, None)
+        yield ("INSERT INTO sg_shallow_migrations (v) VALUES (%s)", (v + 1,))
 
 
 class ShallowPostgresSaver(_ShallowCore):
@@ -341,18 +355,9 @@ class ShallowPostgresSaver(_ShallowCore):
     def __init__(self, conn: Any, *, serde: SerializerProtocol | None = None) -> None:
         """Wrap ``conn`` (connection or pool); ``serde`` defaults to ``JsonPlusSerializer()``."""
         super().__init__(serde=serde)
-        if isinstance(conn, psycopg.Connection):
-            if not conn.autocommit:
-                raise autocommit_error(type(self).__name__)
-            self.conn: Any = conn
-            self.pool: Any = None
-        elif callable(getattr(conn, "connection", None)):
-            self.conn, self.pool = None, conn
-        else:
-            raise TypeError(
-                f"{type(self).__name__} needs a psycopg.Connection or a "
-                f"psycopg_pool.ConnectionPool, got {type(conn).__name__}."
-            )
+        self.conn: Any
+        self.pool: Any
+        self.conn, self.pool = accept_conn(type(self).__name__, conn, psycopg.Connection)
         self.lock = threading.Lock()
         self.is_setup = False
 
@@ -376,22 +381,8 @@ class ShallowPostgresSaver(_ShallowCore):
         with self.lock:
             if self.is_setup:
                 return
-            with self._connection() as conn, conn.transaction():
-                with conn.cursor(row_factory=tuple_row) as cur:
-                    for statement in _migration_steps():
-                        cur.execute(statement)
-                    cur.execute("SELECT COALESCE(MAX(v), 0) FROM sg_shallow_migrations")
-                    row = cur.fetchone()
-                    version = int(row[0]) if row else 0
-                    if version > len(MIGRATIONS):
-                        raise RuntimeError(
-                            f"The shallow saver schema is version {version}, newer than this "
-                            f"stategraph supports ({len(MIGRATIONS)}). Upgrade stategraph."
-                        )
-                    for v in range(version, len(MIGRATIONS)):
-                        for statement in MIGRATIONS[v]:
-                            cur.execute(statement)
-                        cur.execute("INSERT INTO sg_shallow_migrations (v) VALUES (%s)", (v + 1,))
+            with self._connection() as conn:
+                drive_on(conn, _setup_plan(), transaction=True)
             self.is_setup = True
 
     def _run(self, sql: str, params: Any, fetch: bool = False) -> list[tuple[Any, ...]]:
@@ -458,18 +449,9 @@ class AsyncShallowPostgresSaver(_ShallowCore):
         import asyncio
 
         super().__init__(serde=serde)
-        if isinstance(conn, psycopg.AsyncConnection):
-            if not conn.autocommit:
-                raise autocommit_error(type(self).__name__)
-            self.conn: Any = conn
-            self.pool: Any = None
-        elif callable(getattr(conn, "connection", None)):
-            self.conn, self.pool = None, conn
-        else:
-            raise TypeError(
-                f"{type(self).__name__} needs a psycopg.AsyncConnection or a "
-                f"psycopg_pool.AsyncConnectionPool, got {type(conn).__name__}."
-            )
+        self.conn: Any
+        self.pool: Any
+        self.conn, self.pool = accept_conn(type(self).__name__, conn, psycopg.AsyncConnection)
         self.is_setup = False
         try:
             self.loop: Any = asyncio.get_running_loop()
@@ -495,22 +477,8 @@ class AsyncShallowPostgresSaver(_ShallowCore):
         """Create or migrate the tables (idempotent; runs on first use)."""
         if self.is_setup:
             return
-        async with self._connection() as conn, conn.transaction():
-            async with conn.cursor(row_factory=tuple_row) as cur:
-                for statement in _migration_steps():
-                    await cur.execute(statement)
-                await cur.execute("SELECT COALESCE(MAX(v), 0) FROM sg_shallow_migrations")
-                row = await cur.fetchone()
-                version = int(row[0]) if row else 0
-                if version > len(MIGRATIONS):
-                    raise RuntimeError(
-                        f"The shallow saver schema is version {version}, newer than this "
-                        f"stategraph supports ({len(MIGRATIONS)}). Upgrade stategraph."
-                    )
-                for v in range(version, len(MIGRATIONS)):
-                    for statement in MIGRATIONS[v]:
-                        await cur.execute(statement)
-                    await cur.execute("INSERT INTO sg_shallow_migrations (v) VALUES (%s)", (v + 1,))
+        async with self._connection() as conn:
+            await adrive_on(conn, _setup_plan(), transaction=True)
         self.is_setup = True
 
     async def _run(self, sql: str, params: Any, fetch: bool = False) -> list[tuple[Any, ...]]:
