@@ -60,6 +60,7 @@ from stategraph.checkpoint.postgres._base import (
     ListQuery,
     Plan,
     accept_conn,
+    advance,
     autocommit_error,
 )
 from stategraph.checkpoint.postgres._calls import (
@@ -71,7 +72,7 @@ from stategraph.checkpoint.postgres._calls import (
     migrate_plan,
     setup_needed_plan,
 )
-from stategraph.checkpoint.postgres._drivers import drive_on
+from stategraph.checkpoint.postgres._drivers import drive_on, drive_retained
 
 T = TypeVar("T")
 
@@ -174,14 +175,11 @@ class PostgresSaver(SqlLeases, PostgresCalls):
 
     def _perform(self, calls: Calls[T]) -> T:
         """Carry out a saver call of the core (see :data:`~._calls.Calls`)."""
-        result: Any = None
-        while True:
-            try:
-                name, args = calls.send(result)
-            except StopIteration as stop:
-                done: T = stop.value
-                return done
-            result = getattr(self, name)(*args)
+        more, step = advance(calls, None)
+        while more:
+            more, step = advance(calls, getattr(self, step[0])(*step[1]))
+        done: T = step
+        return done
 
     def _fetch(self, sql: str, params: Any) -> list[tuple[Any, ...]]:
         """Run one statement on its own; its rows (``[]`` when it has none)."""
@@ -366,14 +364,7 @@ class PostgresSaver(SqlLeases, PostgresCalls):
         if not self.is_setup:
             self.setup()
         with self._connection() as conn:
-            # before the transaction: its snapshot must see what writers that held the
-            # lock committed (see _sql.LOCK_BASES)
-            conn.execute(_sql.LOCK_BASES, {"thread_id": tid})
-            try:
-                drive_on(conn, self.retain_gen(tid, choose), snapshot=True)
-            finally:
-                if not conn.closed:  # a lost session released the lock with it
-                    conn.execute(_sql.UNLOCK_BASES, {"thread_id": tid})
+            drive_retained(conn, tid, self.retain_gen(tid, choose))
         if self.delta is not None:
             self.delta.forget(tid)
 

@@ -43,6 +43,7 @@ from stategraph.constants import CONF
 __all__ = [
     "Plan",
     "accept_conn",
+    "advance",
     "PostgresCore",
     "Extra",
     "ListQuery",
@@ -66,6 +67,15 @@ autocommit mode; if its rows turn out to refer to values deleted meanwhile (a
 ``ValueError`` while decoding: a sweep, ``delete_thread`` or ``prune`` ran between two
 statements), the savers run it again in one REPEATABLE READ transaction, whose single
 snapshot is consistent (so the common read costs no BEGIN/COMMIT round trips)."""
+
+
+def advance(gen: Generator[Any, Any, Any], value: Any) -> tuple[bool, Any]:
+    """Send ``value`` into a plan (or a saver call): ``(True, what it yields next)``,
+    or ``(False, what it returns)`` once it is done. The drivers' only step."""
+    try:
+        return True, gen.send(value)
+    except StopIteration as stop:
+        return False, stop.value
 
 
 def autocommit_error(owner: str) -> ValueError:

@@ -10,9 +10,9 @@ import psycopg
 from psycopg.rows import tuple_row
 
 from stategraph.checkpoint.postgres import _sql
-from stategraph.checkpoint.postgres._base import Plan
+from stategraph.checkpoint.postgres._base import Plan, advance
 
-__all__ = ["adrive_on", "drive_on"]
+__all__ = ["adrive_on", "adrive_retained", "drive_on", "drive_retained"]
 
 T = TypeVar("T")
 
@@ -33,15 +33,12 @@ def drive_on(
     ):
         if snapshot:
             cur.execute(_sql.REPEATABLE_READ)
-        rows: Any = None
-        while True:
-            try:
-                sql, params = plan.send(rows)
-            except StopIteration as stop:
-                result: T = stop.value
-                return result
-            cur.execute(sql, params)
-            rows = cur.fetchall() if cur.description is not None else None
+        more, step = advance(plan, None)
+        while more:
+            cur.execute(*step)
+            more, step = advance(plan, cur.fetchall() if cur.description is not None else None)
+        result: T = step
+        return result
 
 
 async def adrive_on(
@@ -51,21 +48,42 @@ async def adrive_on(
     transaction: bool = False,
     snapshot: bool = False,
 ) -> T:
-    """Execute the statements of ``plan`` on a cursor of ``conn``, feeding it their
-    rows; with ``transaction`` in one transaction, with ``snapshot`` in one REPEATABLE
-    READ transaction."""
+    """:func:`drive_on` for an async connection."""
     async with (
         conn.transaction() if transaction or snapshot else nullcontext(),
         conn.cursor(row_factory=tuple_row) as cur,
     ):
         if snapshot:
             await cur.execute(_sql.REPEATABLE_READ)
-        rows: Any = None
-        while True:
-            try:
-                sql, params = plan.send(rows)
-            except StopIteration as stop:
-                result: T = stop.value
-                return result
-            await cur.execute(sql, params)
+        more, step = advance(plan, None)
+        while more:
+            await cur.execute(*step)
             rows = await cur.fetchall() if cur.description is not None else None
+            more, step = advance(plan, rows)
+        result: T = step
+        return result
+
+
+def drive_retained(conn: psycopg.Connection[Any], thread_id: str, plan: Plan[Any]) -> None:
+    """Run a retention ``plan`` of thread ``thread_id`` in one REPEATABLE READ
+    transaction holding the thread's retention lock, taken before the transaction:
+    its snapshot must see what writers that held the lock committed (see
+    :data:`~._sql.LOCK_BASES`)."""
+    conn.execute(_sql.LOCK_BASES, {"thread_id": thread_id})
+    try:
+        drive_on(conn, plan, snapshot=True)
+    finally:
+        if not conn.closed:  # a lost session released the lock with it
+            conn.execute(_sql.UNLOCK_BASES, {"thread_id": thread_id})
+
+
+async def adrive_retained(
+    conn: psycopg.AsyncConnection[Any], thread_id: str, plan: Plan[Any]
+) -> None:
+    """:func:`drive_retained` for an async connection."""
+    await conn.execute(_sql.LOCK_BASES, {"thread_id": thread_id})
+    try:
+        await adrive_on(conn, plan, snapshot=True)
+    finally:
+        if not conn.closed:
+            await conn.execute(_sql.UNLOCK_BASES, {"thread_id": thread_id})

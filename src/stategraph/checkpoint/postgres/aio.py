@@ -53,6 +53,7 @@ from stategraph.checkpoint.postgres._base import (
     ListQuery,
     Plan,
     accept_conn,
+    advance,
     autocommit_error,
 )
 from stategraph.checkpoint.postgres._calls import (
@@ -64,7 +65,7 @@ from stategraph.checkpoint.postgres._calls import (
     migrate_plan,
     setup_needed_plan,
 )
-from stategraph.checkpoint.postgres._drivers import adrive_on
+from stategraph.checkpoint.postgres._drivers import adrive_on, adrive_retained
 
 if TYPE_CHECKING:
     from psycopg_pool import AsyncConnectionPool
@@ -223,14 +224,11 @@ class AsyncPostgresSaver(AsyncSqlLeases, PostgresCalls):
 
     async def _perform(self, calls: Calls[T]) -> T:
         """Carry out a saver call of the core (see :data:`~._calls.Calls`)."""
-        result: Any = None
-        while True:
-            try:
-                name, args = calls.send(result)
-            except StopIteration as stop:
-                done: T = stop.value
-                return done
-            result = await getattr(self, name)(*args)
+        more, step = advance(calls, None)
+        while more:
+            more, step = advance(calls, await getattr(self, step[0])(*step[1]))
+        done: T = step
+        return done
 
     async def _fetch(self, sql: str, params: Any) -> list[tuple[Any, ...]]:
         """Run one statement on its own; its rows (``[]`` when it has none)."""
@@ -410,14 +408,7 @@ class AsyncPostgresSaver(AsyncSqlLeases, PostgresCalls):
         if not self.is_setup:
             await self.setup()
         async with self._connection() as conn:
-            # before the transaction: its snapshot must see what writers that held the
-            # lock committed (see _sql.LOCK_BASES)
-            await conn.execute(_sql.LOCK_BASES, {"thread_id": tid})
-            try:
-                await adrive_on(conn, self.retain_gen(tid, choose), snapshot=True)
-            finally:
-                if not conn.closed:  # a lost session released the lock with it
-                    await conn.execute(_sql.UNLOCK_BASES, {"thread_id": tid})
+            await adrive_retained(conn, tid, self.retain_gen(tid, choose))
         if self.delta is not None:
             self.delta.forget(tid)
 
