@@ -10,7 +10,7 @@ import psycopg
 from psycopg.rows import tuple_row
 
 from stategraph.checkpoint.postgres import _sql
-from stategraph.checkpoint.postgres._base import Plan, advance
+from stategraph.checkpoint.postgres._base import Plan
 
 __all__ = ["adrive_on", "adrive_retained", "drive_on", "drive_retained"]
 
@@ -33,12 +33,15 @@ def drive_on(
     ):
         if snapshot:
             cur.execute(_sql.REPEATABLE_READ)
-        more, step = advance(plan, None)
-        while more:
-            cur.execute(*step)
-            more, step = advance(plan, cur.fetchall() if cur.description is not None else None)
-        result: T = step
-        return result
+        send = plan.send
+        try:  # one handler for the whole run: no call per statement besides the plan's
+            sql, params = send(None)
+            while True:
+                cur.execute(sql, params)
+                sql, params = send(cur.fetchall() if cur.description is not None else None)
+        except StopIteration as stop:
+            result: T = stop.value
+            return result
 
 
 async def adrive_on(
@@ -55,13 +58,15 @@ async def adrive_on(
     ):
         if snapshot:
             await cur.execute(_sql.REPEATABLE_READ)
-        more, step = advance(plan, None)
-        while more:
-            await cur.execute(*step)
-            rows = await cur.fetchall() if cur.description is not None else None
-            more, step = advance(plan, rows)
-        result: T = step
-        return result
+        rows: Any = None
+        try:
+            while True:
+                statement = plan.send(rows)
+                await cur.execute(*statement)
+                rows = await cur.fetchall() if cur.description is not None else None
+        except StopIteration as stop:
+            result: T = stop.value
+            return result
 
 
 def drive_retained(conn: psycopg.Connection[Any], thread_id: str, plan: Plan[Any]) -> None:
