@@ -14,6 +14,7 @@ Operations apply in order: a get after a put in the same batch sees the put.
 
 from __future__ import annotations
 
+import json
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -467,3 +468,49 @@ class LocalStore(BaseStore):
         """Stop the sweeper thread (if any); True once it has ended."""
         sweeper, self._sweeper = self._sweeper, None
         return True if sweeper is None else sweeper.stop(timeout)
+
+
+def item_json(record: Record, owner: str) -> str:
+    """``record``'s value as standard JSON text (no NaN or Infinity), as the SQL stores
+    keep it; a ``TypeError`` naming the key, the namespace and the store ``owner`` when
+    it is not JSON-serializable."""
+    try:
+        return json.dumps(record.value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"Value for key {record.key!r} in namespace {record.namespace!r} is not "
+            f"JSON-serializable ({exc}); {owner} stores values as standard JSON "
+            f"(no NaN or Infinity)."
+        ) from exc
+
+
+def upsert_item(mark: str, json_mark: str) -> str:
+    """The statement saving one item in ``sg_store`` (the SQLite and PostgreSQL stores
+    share it), with ``mark`` as the parameter mark and ``json_mark`` for the value; its
+    parameters are :func:`upsert_params`. An expired item that is written again starts
+    a new life (a new ``created_at``)."""
+    m = mark
+    return f"""INSERT INTO sg_store (prefix, key, value, created_at, updated_at, expires_at,
+        ttl_minutes) VALUES ({m}, {m}, {json_mark}, {m}, {m}, {m}, {m})
+    ON CONFLICT (prefix, key) DO UPDATE SET
+        value = excluded.value,
+        created_at = CASE
+            WHEN sg_store.expires_at IS NOT NULL AND sg_store.expires_at <= {m}
+            THEN excluded.created_at ELSE sg_store.created_at END,
+        updated_at = excluded.updated_at,
+        expires_at = excluded.expires_at,
+        ttl_minutes = excluded.ttl_minutes"""
+
+
+def upsert_params(prefix: str, record: Record, text: str, now: float) -> tuple[Any, ...]:
+    """The parameters of :func:`upsert_item` for ``record`` (``text``: its JSON)."""
+    return (
+        prefix,
+        record.key,
+        text,
+        record.created_at,
+        record.updated_at,
+        record.expires_at,
+        record.ttl_minutes,
+        now,
+    )

@@ -27,7 +27,18 @@ from contextlib import contextmanager
 from typing import Any
 
 from stategraph.store._embed import pack_vector, unpack_vector
-from stategraph.store._engine import Backend, Key, LocalStore, Plan, Record, Vectors, execute
+from stategraph.store._engine import (
+    Backend,
+    Key,
+    LocalStore,
+    Plan,
+    Record,
+    Vectors,
+    execute,
+    item_json,
+    upsert_item,
+    upsert_params,
+)
 from stategraph.store._filters import Predicate
 from stategraph.store._sqlite_filter import sql_prefilter
 from stategraph.store.base import IndexConfig, Result, TTLConfig
@@ -65,6 +76,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
 
 _LIVE = "(expires_at IS NULL OR expires_at > ?)"
 _COLUMNS = "prefix, key, value, created_at, updated_at, expires_at, ttl_minutes"
+_UPSERT = upsert_item("?", "?")
 
 
 def _prefix_clause(prefix: tuple[str, ...]) -> tuple[str, list[Any]]:
@@ -104,35 +116,8 @@ class _SqliteBackend(Backend):
 
     def put(self, record: Record, vectors: list[tuple[str, Any]], now: float) -> None:
         prefix = ".".join(record.namespace)
-        try:
-            text = json.dumps(record.value, ensure_ascii=False, allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(
-                f"Value for key {record.key!r} in namespace {record.namespace!r} is not "
-                f"JSON-serializable ({exc}); SqliteStore stores values as standard JSON "
-                f"(no NaN or Infinity)."
-            ) from exc
-        self.conn.execute(
-            f"""INSERT INTO sg_store ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT (prefix, key) DO UPDATE SET
-                value = excluded.value,
-                created_at = CASE
-                    WHEN sg_store.expires_at IS NOT NULL AND sg_store.expires_at <= ?
-                    THEN excluded.created_at ELSE sg_store.created_at END,
-                updated_at = excluded.updated_at,
-                expires_at = excluded.expires_at,
-                ttl_minutes = excluded.ttl_minutes""",
-            (
-                prefix,
-                record.key,
-                text,
-                record.created_at,
-                record.updated_at,
-                record.expires_at,
-                record.ttl_minutes,
-                now,
-            ),
-        )
+        text = item_json(record, "SqliteStore")
+        self.conn.execute(_UPSERT, upsert_params(prefix, record, text, now))
         self.conn.execute(
             "DELETE FROM sg_store_vectors WHERE prefix = ? AND key = ?", (prefix, record.key)
         )

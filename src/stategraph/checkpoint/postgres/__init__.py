@@ -21,7 +21,6 @@ one autocommit connection can serve every thread of a run. For the async API see
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, TypeVar, Union
@@ -40,10 +39,8 @@ from stategraph.checkpoint._retention import (
     PruneStrategy,
     Sweeper,
     TTLConfig,
-    check_prune_args,
     check_ttl,
 )
-from stategraph.checkpoint._util import check_ids, checkpoint_config
 from stategraph.checkpoint.base import (
     ChannelVersions,
     Checkpoint,
@@ -51,30 +48,31 @@ from stategraph.checkpoint.base import (
     CheckpointTuple,
     SerializerProtocol,
 )
-from stategraph.checkpoint.langgraph_import._guard import (
-    langgraph_postgres_statement,
-    postgres_error,
-)
-from stategraph.checkpoint.lease import lease_token
 from stategraph.checkpoint.lease_savers import SqlLeases
 from stategraph.checkpoint.lease_sql import (
     POSTGRES,
     Op,
     Statement,
-    pg_fence_statements,
     run_psycopg,
 )
 from stategraph.checkpoint.postgres import _sql
 from stategraph.checkpoint.postgres._base import (
     ListQuery,
     Plan,
-    PostgresCore,
+    accept_conn,
+    advance,
     autocommit_error,
-    check_format,
-    choose_latest,
-    choose_without_runs,
 )
-from stategraph.errors import LeaseLostError
+from stategraph.checkpoint.postgres._calls import (
+    Calls,
+    PostgresCalls,
+    format_plan,
+    lease_lost,
+    lease_tables_plan,
+    migrate_plan,
+    setup_needed_plan,
+)
+from stategraph.checkpoint.postgres._drivers import drive_on, drive_retained
 
 T = TypeVar("T")
 
@@ -87,37 +85,7 @@ Conn = Union["psycopg.Connection[Any]", "ConnectionPool[Any]"]
 """A psycopg connection (in autocommit mode) or a ``psycopg_pool.ConnectionPool``."""
 
 
-def _migrate(conn: psycopg.Connection[Any]) -> None:
-    """Apply the missing migrations in order, in one transaction holding the setup
-    advisory lock (so concurrent ``setup()`` calls apply each exactly once)."""
-
-    def current(cur: psycopg.Cursor[Any]) -> int:
-        cur.execute(_sql.MIGRATIONS_TABLE_EXISTS)
-        row = cur.fetchone()
-        if not row or not row[0]:
-            return -1
-        cur.execute(_sql.MAX_VERSION)
-        row = cur.fetchone()
-        return -1 if row is None else int(row[0])
-
-    last = len(_sql.MIGRATIONS) - 1
-    with conn.cursor(row_factory=tuple_row) as cur:
-        cur.execute(langgraph_postgres_statement())
-        refused = postgres_error("PostgresSaver", cur.fetchone())
-        if refused is not None:
-            raise refused
-        if current(cur) >= last:
-            return
-    with conn.transaction(), conn.cursor(row_factory=tuple_row) as cur:
-        cur.execute(_sql.LOCK_SETUP, (_sql.SETUP_LOCK_KEY,))
-        cur.execute(_sql.CREATE_MIGRATIONS_TABLE)
-        for v in range(current(cur) + 1, last + 1):
-            for statement in _sql.MIGRATIONS[v]:
-                cur.execute(statement)
-            cur.execute(_sql.INSERT_VERSION, (v,))
-
-
-class PostgresSaver(SqlLeases, PostgresCore):
+class PostgresSaver(SqlLeases, PostgresCalls):
     """Checkpoint saver backed by PostgreSQL through psycopg 3.
 
     ``PostgresSaver(conn)`` takes a :class:`psycopg.Connection` opened with
@@ -156,20 +124,14 @@ class PostgresSaver(SqlLeases, PostgresCore):
         self._init_delta(delta_storage, intern_items)
         self.ttl = check_ttl(ttl, type(self).__name__)
         self._sweeper: Sweeper | None = None
-        if isinstance(conn, psycopg.Connection):
-            if not conn.autocommit:
-                raise autocommit_error(type(self).__name__)
-            self.conn: psycopg.Connection[Any] | None = conn
-            self.pool: ConnectionPool[Any] | None = None
-        elif callable(getattr(conn, "connection", None)):
-            self.conn = None
-            self.pool = conn
-        else:
-            raise TypeError(
-                f"{type(self).__name__} needs a psycopg.Connection or a "
-                f"psycopg_pool.ConnectionPool, got {type(conn).__name__}; for an async "
-                "connection use stategraph.checkpoint.postgres.aio.AsyncPostgresSaver."
-            )
+        self.conn: psycopg.Connection[Any] | None
+        self.pool: ConnectionPool[Any] | None
+        self.conn, self.pool = accept_conn(
+            type(self).__name__,
+            conn,
+            psycopg.Connection,
+            "; for an async connection use stategraph.checkpoint.postgres.aio.AsyncPostgresSaver",
+        )
         self.lock = threading.Lock()
         self.is_setup = False
         self._conn_lock = threading.RLock()
@@ -206,24 +168,26 @@ class PostgresSaver(SqlLeases, PostgresCore):
             if self.is_setup:
                 return
             with self._connection() as conn:
-                _migrate(conn)
-                with conn.cursor(row_factory=tuple_row) as cur:
-                    cur.execute(_sql.CHECK_FORMAT)
-                    check_format(cur.fetchone())
+                if drive_on(conn, setup_needed_plan("PostgresSaver")):
+                    drive_on(conn, migrate_plan(), transaction=True)
+                drive_on(conn, format_plan())
             self.is_setup = True
 
-    def _fetch(self, sql: str, params: Any) -> list[tuple[Any, ...]]:
-        if not self.is_setup:
-            self.setup()
-        with self._connection() as conn, conn.cursor(row_factory=tuple_row) as cur:
-            cur.execute(sql, params)
-            return cur.fetchall()
+    def _perform(self, calls: Calls[T]) -> T:
+        """Carry out a saver call of the core (see :data:`~._calls.Calls`)."""
+        more, step = advance(calls, None)
+        while more:
+            more, step = advance(calls, getattr(self, step[0])(*step[1]))
+        done: T = step
+        return done
 
-    def _execute(self, sql: str, params: Any) -> None:
+    def _fetch(self, sql: str, params: Any) -> list[tuple[Any, ...]]:
+        """Run one statement on its own; its rows (``[]`` when it has none)."""
         if not self.is_setup:
             self.setup()
         with self._connection() as conn, conn.cursor(row_factory=tuple_row) as cur:
             cur.execute(sql, params)
+            return cur.fetchall() if cur.description is not None else []
 
     def _execute_fenced(self, check: list[Statement], sql: str, params: Any) -> None:
         """Run the fence ``check`` and ``sql`` in one transaction, pipelined (one round
@@ -245,11 +209,7 @@ class PostgresSaver(SqlLeases, PostgresCore):
                         cur.execute(statement, args)
                     cur.execute(sql, params)
         except psycopg.errors.DivisionByZero:
-            raise LeaseLostError(
-                str(check[0][1][0]),
-                int(check[0][1][1]),
-                "it expired or another run took the thread over",
-            ) from None
+            raise lease_lost(check) from None
 
     def _put_on_bases(
         self, params: dict[str, Any], check: dict[str, Any] | None, fenced: list[Statement]
@@ -275,48 +235,47 @@ class PostgresSaver(SqlLeases, PostgresCore):
                             cur.execute(statement, args)
                         cur.execute(_sql.PUT, params)
         except psycopg.errors.DivisionByZero:
-            raise LeaseLostError(
-                str(fenced[0][1][0]),
-                int(fenced[0][1][1]),
-                "it expired or another run took the thread over",
-            ) from None
+            raise lease_lost(fenced) from None
         return done
 
     def _lease_run(self, op: Op, single: bool = False) -> Any:
         """Run a lease operation in one transaction (tables made on first use); a
         ``single``-statement one runs on its own (atomic, one round trip)."""
         if not getattr(self, "_lease_tables", False):
-            with self._connection() as conn, conn.transaction():
-                with conn.cursor(row_factory=tuple_row) as cur:
-                    cur.execute(_sql.LOCK_SETUP, (_sql.SETUP_LOCK_KEY,))
-                    for statement in POSTGRES.ddl:
-                        cur.execute(statement)
+            with self._connection() as conn:
+                drive_on(conn, lease_tables_plan(), transaction=True)
             self._lease_tables = True
-        if single:
-            with self._connection() as conn, conn.cursor(row_factory=tuple_row) as cur:
+        with self._connection() as conn:
+            with (
+                nullcontext() if single else conn.transaction(),
+                conn.cursor(row_factory=tuple_row) as cur,
+            ):
                 return run_psycopg(cur, op)
-        with self._connection() as conn, conn.transaction():
-            with conn.cursor(row_factory=tuple_row) as cur:
-                return run_psycopg(cur, op)
+
+    def _run_plan(self, plan: Plan[T], *, transaction: bool = False, snapshot: bool = False) -> T:
+        """Run a plan of the core (see :data:`~._base.Plan`) on one connection; with
+        ``transaction``, in one transaction; with ``snapshot``, in one REPEATABLE READ
+        transaction."""
+        if not self.is_setup:
+            self.setup()
+        with self._connection() as conn:
+            return drive_on(conn, plan, transaction=transaction, snapshot=snapshot)
+
+    def _read(self, plan_of: Callable[[bool], Plan[T]]) -> T:
+        """Run the read ``plan_of(True)``; again as ``plan_of(False)`` in one snapshot
+        when values it needs were deleted between its statements (:data:`~._base.Plan`)."""
+        try:
+            return self._run_plan(plan_of(True))
+        except ValueError:
+            return self._run_plan(plan_of(False), snapshot=True)
 
     # -- reading ---------------------------------------------------------------
 
     def get_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
         """Return the checkpoint named by ``config`` or the latest of its
         ``(thread_id, checkpoint_ns)``, with its pending writes; ``None`` if absent."""
-        return self._run_plan(self.get_tuple_plan(config))
-
-    def _run_plan(self, plan: Plan[T], *, transaction: bool = False) -> T:
-        """Run a plan of the core (see :data:`~._base.Plan`) on one connection; with
-        ``transaction``, in one transaction."""
-        if not self.is_setup:
-            self.setup()
-        with self._connection() as conn:
-            with (
-                conn.transaction() if transaction else nullcontext(),
-                conn.cursor(row_factory=tuple_row) as cur,
-            ):
-                return _drive(cur, plan)
+        statement = self.get_tuple_statement(config)
+        return self._read(lambda first: self._get_tuple_plan(statement, first))
 
     def list(
         self,
@@ -333,7 +292,7 @@ class PostgresSaver(SqlLeases, PostgresCore):
         """
         query = ListQuery(config, filter, before, limit)
         while not query.done:
-            yield from self._run_plan(self.list_page_plan(query))
+            yield from self._read(lambda _: self.list_page_plan(query))
 
     # -- writing ---------------------------------------------------------------
 
@@ -347,28 +306,7 @@ class PostgresSaver(SqlLeases, PostgresCore):
         """Save ``checkpoint`` atomically (its new channel values and its row in one
         statement) and return the config naming it. ``config``'s ``checkpoint_id`` is
         recorded as the parent."""
-        params = self.put_params(config, checkpoint, metadata, new_versions)
-        check = self.base_check_params(params)
-        token = lease_token(config)
-        fenced = (
-            pg_fence_statements(params["thread_id"], token, params["ns"], checkpoint["id"])
-            if token is not None
-            else []
-        )
-        if check is not None or params["item_hashes"]:
-            done = self._put_on_bases(params, check, fenced)
-        else:
-            params, done = self.finish_put_params(params, None)
-            if not fenced:
-                self._execute(_sql.PUT, params)
-            else:
-                self._execute_fenced(fenced, _sql.PUT, params)
-        if self.ttl is not None:
-            self._execute(_sql.TOUCH, {"thread_id": params["thread_id"], "at": time.time()})
-        if self.delta is not None:
-            for entry in done:
-                self.delta.commit(entry)
-        return checkpoint_config(params["thread_id"], params["ns"], checkpoint["id"])
+        return self._perform(self.put_calls(config, checkpoint, metadata, new_versions))
 
     def put_writes(
         self,
@@ -379,33 +317,11 @@ class PostgresSaver(SqlLeases, PostgresCore):
     ) -> None:
         """Save task ``task_id``'s writes atomically: special channels replace,
         regular writes are kept only if absent."""
-        params = self.put_writes_params(config, writes, task_id, task_path)
-        if params is None:
-            return
-        token = lease_token(config)
-        check = (
-            pg_fence_statements(params["thread_id"], token, params["ns"], None)
-            if token is not None
-            else []
-        )
-        if params["item_hashes"]:
-            # new references to items: hold the retention lock (shared) while saving
-            check = [*check, (_sql.LOCK_BASES_SHARED_POS, (params["thread_id"],))]
-            self._execute_fenced(check, _sql.PUT_WRITES, params)
-        elif token is None:
-            self._execute(_sql.PUT_WRITES, params)
-        else:
-            self._execute_fenced(check, _sql.PUT_WRITES, params)
-        if self.ttl is not None:
-            self._execute(_sql.TOUCH, {"thread_id": params["thread_id"], "at": time.time()})
+        self._perform(self.put_writes_calls(config, writes, task_id, task_path))
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, write and value of ``thread_id`` atomically."""
-        check_ids("delete_thread", thread_id=thread_id)
-        self._execute(_sql.DELETE_THREAD, {"thread_id": str(thread_id)})
-        self._execute(_sql.DELETE_TTL, {"thread_id": str(thread_id)})
-        if self.delta is not None:
-            self.delta.forget(str(thread_id))
+        self._perform(self.delete_thread_calls(thread_id, "delete_thread"))
 
     # -- retention ---------------------------------------------------------------
 
@@ -419,25 +335,13 @@ class PostgresSaver(SqlLeases, PostgresCore):
         """Shrink the history of ``thread_ids``, each in one REPEATABLE READ
         transaction (``"keep_latest"`` / ``"delete"``: "Retention" in
         docs/persistence.md); autovacuum reclaims the space."""
-        check_ids("prune", thread_ids=thread_ids)
-        ids, n = check_prune_args(thread_ids, strategy, keep_last, type(self).__name__)
-        for tid in ids:
-            if strategy == "delete":
-                self.delete_thread(tid)
-                continue
-            self._retain(tid, choose_latest(n))
+        self._perform(self.prune_calls(thread_ids, strategy, keep_last, "prune"))
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Delete the checkpoints (and their writes) whose metadata ``run_id`` is in
         ``run_ids``, in every thread (one transaction per thread); one a remaining
         checkpoint needs to rebuild its ``DeltaChannel`` values stays."""
-        check_ids("delete_for_runs", run_ids=run_ids)
-        wanted = [str(r) for r in run_ids]
-        if not wanted:
-            return
-        rows = self._fetch(_sql.THREADS_OF_RUNS, {"runs": wanted})
-        for (tid,) in rows:
-            self._retain(tid, choose_without_runs(set(wanted)))
+        self._perform(self.delete_for_runs_calls(run_ids, "delete_for_runs"))
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy every checkpoint, write and value of one thread to a new thread id
@@ -452,17 +356,7 @@ class PostgresSaver(SqlLeases, PostgresCore):
         with ``refresh_on_read``), recorded in the database, so any process sweeping
         sees every process's activity. Without ``ttl`` nothing expires.
         """
-        if self.ttl is None:
-            return 0
-        cutoff = time.time() - self.ttl["default_ttl"] * 60.0
-        count = 0
-        for (tid,) in self._fetch(_sql.EXPIRED, {"cutoff": cutoff}):
-            # one statement: a thread written since the scan is not expired any more
-            self._execute(_sql.DELETE_EXPIRED, {"thread_id": tid, "cutoff": cutoff})
-            if self.delta is not None:
-                self.delta.forget(tid)
-            count += 1
-        return count
+        return self._perform(self.sweep_calls())
 
     def _retain(
         self, tid: str, choose: Callable[[Sequence[CheckpointTuple]], set[tuple[str, str]] | None]
@@ -470,16 +364,7 @@ class PostgresSaver(SqlLeases, PostgresCore):
         if not self.is_setup:
             self.setup()
         with self._connection() as conn:
-            # before the transaction: its snapshot must see what writers that held the
-            # lock committed (see _sql.LOCK_BASES)
-            conn.execute(_sql.LOCK_BASES, {"thread_id": tid})
-            try:
-                with conn.transaction(), conn.cursor(row_factory=tuple_row) as cur:
-                    cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-                    _drive(cur, self.retain_gen(tid, choose))
-            finally:
-                if not conn.closed:  # a lost session released the lock with it
-                    conn.execute(_sql.UNLOCK_BASES, {"thread_id": tid})
+            drive_retained(conn, tid, self.retain_gen(tid, choose))
         if self.delta is not None:
             self.delta.forget(tid)
 
@@ -503,29 +388,7 @@ class PostgresSaver(SqlLeases, PostgresCore):
 
     def _task_paths(self, saved: CheckpointTuple) -> dict[str, str]:
         """Task id -> saved task path of the pending writes of ``saved``."""
-        conf = saved.config["configurable"]
-        rows = self._fetch(
-            _sql.TASK_PATHS,
-            {
-                "thread_id": conf["thread_id"],
-                "ns": conf.get("checkpoint_ns", ""),
-                "checkpoint_id": conf["checkpoint_id"],
-            },
-        )
-        return {task_id: path for task_id, path in rows}
-
-
-def _drive(cur: psycopg.Cursor[Any], plan: Plan[T]) -> T:
-    """Execute the statements of ``plan`` on ``cur``, feeding it their rows."""
-    rows: Any = None
-    while True:
-        try:
-            sql, params = plan.send(rows)
-        except StopIteration as stop:
-            result: T = stop.value
-            return result
-        cur.execute(sql, params)
-        rows = cur.fetchall() if cur.description is not None else None
+        return self._perform(self.task_paths_calls(saved))
 
 
 def __getattr__(name: str) -> Any:

@@ -42,6 +42,8 @@ from stategraph.constants import CONF
 
 __all__ = [
     "Plan",
+    "accept_conn",
+    "advance",
     "PostgresCore",
     "Extra",
     "ListQuery",
@@ -58,7 +60,22 @@ T = TypeVar("T")
 Plan = Generator[tuple[str, Any], Any, T]
 """A sans-I/O sequence of statements: yields ``(sql, params)``, receives the rows
 (``None`` for a statement without result), returns what the call returns. The sync
-and async savers drive the same plans, each with its own connection."""
+and async savers drive the same plans, each with its own connection.
+
+A read (``get_tuple``, a page of ``list``) runs first statement by statement in
+autocommit mode; if its rows turn out to refer to values deleted meanwhile (a
+``ValueError`` while decoding: a sweep, ``delete_thread`` or ``prune`` ran between two
+statements), the savers run it again in one REPEATABLE READ transaction, whose single
+snapshot is consistent (so the common read costs no BEGIN/COMMIT round trips)."""
+
+
+def advance(gen: Generator[Any, Any, Any], value: Any) -> tuple[bool, Any]:
+    """Send ``value`` into a plan (or a saver call): ``(True, what it yields next)``,
+    or ``(False, what it returns)`` once it is done. The drivers' only step."""
+    try:
+        return True, gen.send(value)
+    except StopIteration as stop:
+        return False, stop.value
 
 
 def autocommit_error(owner: str) -> ValueError:
@@ -67,6 +84,23 @@ def autocommit_error(owner: str) -> ValueError:
         f"{owner} needs a psycopg connection in autocommit mode: open it with "
         "psycopg.connect(conninfo, autocommit=True) (or set conn.autocommit = True "
         "while no transaction is open), or pass a connection pool."
+    )
+
+
+def accept_conn(owner: str, conn: Any, conn_type: type[Any], hint: str = "") -> tuple[Any, Any]:
+    """``(connection, pool)`` of what a saver was given: a psycopg connection of
+    ``conn_type`` in autocommit mode, or a pool of them; anything else is refused with
+    an error naming ``owner`` (and ending with ``hint``)."""
+    if isinstance(conn, conn_type):
+        if not conn.autocommit:
+            raise autocommit_error(owner)
+        return conn, None
+    if callable(getattr(conn, "connection", None)):
+        return None, conn
+    kind = conn_type.__name__
+    raise TypeError(
+        f"{owner} needs a psycopg.{kind} or a psycopg_pool.{kind}Pool, "
+        f"got {type(conn).__name__}{hint}."
     )
 
 
@@ -136,13 +170,20 @@ class PostgresCore(RowDecoding):
         fetched = (yield (_sql.FETCH_ITEMS, wanted)) if wanted is not None else None
         return self.with_items(extra, fetched)
 
-    def get_tuple_plan(self, config: Mapping[str, Any]) -> Plan[CheckpointTuple | None]:
-        """``get_tuple``: the checkpoint, what its values need, and the TTL touch."""
-        sql, params = self.get_tuple_statement(config)
-        rows = yield (sql, params)
+    def get_tuple_plan(
+        self, config: Mapping[str, Any], touch: bool = True
+    ) -> Plan[CheckpointTuple | None]:
+        """``get_tuple``: the checkpoint, what its values need, and (with ``touch``)
+        the TTL touch. ``config`` is checked here, before the plan runs."""
+        return self._get_tuple_plan(self.get_tuple_statement(config), touch)
+
+    def _get_tuple_plan(
+        self, statement: tuple[str, list[Any]], touch: bool
+    ) -> Plan[CheckpointTuple | None]:
+        rows = yield statement
         if not rows:
             return None
-        if self.ttl is not None and self.ttl.get("refresh_on_read", True):
+        if touch and self.ttl is not None and self.ttl.get("refresh_on_read", True):
             yield (_sql.TOUCH, {"thread_id": rows[0][0], "at": time.time()})
         extra = yield from self.bases_plan(rows, use_cache=True)
         try:

@@ -197,6 +197,9 @@ MIGRATIONS_TABLE_EXISTS = "SELECT to_regclass('sg_checkpoint_migrations') IS NOT
 MAX_VERSION = "SELECT COALESCE(MAX(v), -1) FROM sg_checkpoint_migrations"
 """The highest applied migration (``-1`` when none); run only once the table exists."""
 LOCK_SETUP = "SELECT pg_advisory_xact_lock(%s)"
+
+REPEATABLE_READ = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ"
+"""First statement of a transaction that reads one snapshot throughout."""
 INSERT_VERSION = "INSERT INTO sg_checkpoint_migrations (v) VALUES (%s)"
 
 _NEW_ITEMS = """new_items AS (

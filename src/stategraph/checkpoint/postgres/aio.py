@@ -19,7 +19,6 @@ loop they raise, because they would block it.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
 from contextlib import asynccontextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, TypeVar, Union
@@ -34,7 +33,7 @@ from stategraph.checkpoint._retention import (
     check_prune_args,
     check_ttl,
 )
-from stategraph.checkpoint._util import check_ids, checkpoint_config
+from stategraph.checkpoint._util import check_ids
 from stategraph.checkpoint.base import (
     ChannelVersions,
     Checkpoint,
@@ -42,30 +41,31 @@ from stategraph.checkpoint.base import (
     CheckpointTuple,
     SerializerProtocol,
 )
-from stategraph.checkpoint.langgraph_import._guard import (
-    langgraph_postgres_statement,
-    postgres_error,
-)
-from stategraph.checkpoint.lease import lease_token
 from stategraph.checkpoint.lease_savers import AsyncSqlLeases
 from stategraph.checkpoint.lease_sql import (
     POSTGRES,
     Op,
     Statement,
     arun_psycopg,
-    pg_fence_statements,
 )
 from stategraph.checkpoint.postgres import _sql
 from stategraph.checkpoint.postgres._base import (
     ListQuery,
     Plan,
-    PostgresCore,
+    accept_conn,
+    advance,
     autocommit_error,
-    check_format,
-    choose_latest,
-    choose_without_runs,
 )
-from stategraph.errors import LeaseLostError
+from stategraph.checkpoint.postgres._calls import (
+    Calls,
+    PostgresCalls,
+    format_plan,
+    lease_lost,
+    lease_tables_plan,
+    migrate_plan,
+    setup_needed_plan,
+)
+from stategraph.checkpoint.postgres._drivers import adrive_on, adrive_retained
 
 if TYPE_CHECKING:
     from psycopg_pool import AsyncConnectionPool
@@ -75,54 +75,11 @@ __all__ = ["AsyncPostgresSaver"]
 T = TypeVar("T")
 
 
-async def _drive(cur: psycopg.AsyncCursor[Any], plan: Plan[T]) -> T:
-    """Execute the statements of ``plan`` on ``cur``, feeding it their rows."""
-    rows: Any = None
-    while True:
-        try:
-            sql, params = plan.send(rows)
-        except StopIteration as stop:
-            result: T = stop.value
-            return result
-        await cur.execute(sql, params)
-        rows = await cur.fetchall() if cur.description is not None else None
-
-
 AsyncConn = Union["psycopg.AsyncConnection[Any]", "AsyncConnectionPool[Any]"]
 """A psycopg async connection (autocommit) or a ``psycopg_pool.AsyncConnectionPool``."""
 
 
-async def _amigrate(conn: psycopg.AsyncConnection[Any]) -> None:
-    """Async twin of ``postgres._migrate``: missing migrations, in order, in one
-    transaction holding the setup advisory lock."""
-
-    async def current(cur: psycopg.AsyncCursor[Any]) -> int:
-        await cur.execute(_sql.MIGRATIONS_TABLE_EXISTS)
-        row = await cur.fetchone()
-        if not row or not row[0]:
-            return -1
-        await cur.execute(_sql.MAX_VERSION)
-        row = await cur.fetchone()
-        return -1 if row is None else int(row[0])
-
-    last = len(_sql.MIGRATIONS) - 1
-    async with conn.cursor(row_factory=tuple_row) as cur:
-        await cur.execute(langgraph_postgres_statement())
-        refused = postgres_error("AsyncPostgresSaver", await cur.fetchone())
-        if refused is not None:
-            raise refused
-        if await current(cur) >= last:
-            return
-    async with conn.transaction(), conn.cursor(row_factory=tuple_row) as cur:
-        await cur.execute(_sql.LOCK_SETUP, (_sql.SETUP_LOCK_KEY,))
-        await cur.execute(_sql.CREATE_MIGRATIONS_TABLE)
-        for v in range(await current(cur) + 1, last + 1):
-            for statement in _sql.MIGRATIONS[v]:
-                await cur.execute(statement)
-            await cur.execute(_sql.INSERT_VERSION, (v,))
-
-
-class AsyncPostgresSaver(AsyncSqlLeases, PostgresCore):
+class AsyncPostgresSaver(AsyncSqlLeases, PostgresCalls):
     """Async checkpoint saver backed by PostgreSQL through psycopg 3.
 
     ``AsyncPostgresSaver(conn)`` takes a :class:`psycopg.AsyncConnection` opened with
@@ -148,20 +105,14 @@ class AsyncPostgresSaver(AsyncSqlLeases, PostgresCore):
         super().__init__(serde=serde)
         self._init_delta(delta_storage, intern_items)
         self.ttl = check_ttl(ttl, type(self).__name__)
-        if isinstance(conn, psycopg.AsyncConnection):
-            if not conn.autocommit:
-                raise autocommit_error(type(self).__name__)
-            self.conn: psycopg.AsyncConnection[Any] | None = conn
-            self.pool: AsyncConnectionPool[Any] | None = None
-        elif callable(getattr(conn, "connection", None)):
-            self.conn = None
-            self.pool = conn
-        else:
-            raise TypeError(
-                f"{type(self).__name__} needs a psycopg.AsyncConnection or a "
-                f"psycopg_pool.AsyncConnectionPool, got {type(conn).__name__}; for a "
-                "sync connection use stategraph.checkpoint.postgres.PostgresSaver."
-            )
+        self.conn: psycopg.AsyncConnection[Any] | None
+        self.pool: AsyncConnectionPool[Any] | None
+        self.conn, self.pool = accept_conn(
+            type(self).__name__,
+            conn,
+            psycopg.AsyncConnection,
+            "; for a sync connection use stategraph.checkpoint.postgres.PostgresSaver",
+        )
         self.lock = asyncio.Lock()
         self.is_setup = False
         self._conn_lock = asyncio.Lock()
@@ -214,11 +165,7 @@ class AsyncPostgresSaver(AsyncSqlLeases, PostgresCore):
                         await cur.execute(statement, args)
                     await cur.execute(sql, params)
         except psycopg.errors.DivisionByZero:
-            raise LeaseLostError(
-                str(check[0][1][0]),
-                int(check[0][1][1]),
-                "it expired or another run took the thread over",
-            ) from None
+            raise lease_lost(check) from None
 
     async def _put_on_bases(
         self, params: dict[str, Any], check: dict[str, Any] | None, fenced: list[Statement]
@@ -246,28 +193,21 @@ class AsyncPostgresSaver(AsyncSqlLeases, PostgresCore):
                             await cur.execute(statement, args)
                         await cur.execute(_sql.PUT, params)
         except psycopg.errors.DivisionByZero:
-            raise LeaseLostError(
-                str(fenced[0][1][0]),
-                int(fenced[0][1][1]),
-                "it expired or another run took the thread over",
-            ) from None
+            raise lease_lost(fenced) from None
         return done
 
     async def _alease_run(self, op: Op, single: bool = False) -> Any:
         """Run a lease operation in one transaction (tables made on first use); a
         ``single``-statement one runs on its own (atomic, one round trip)."""
         if not getattr(self, "_lease_tables", False):
-            async with self._connection() as conn, conn.transaction():
-                async with conn.cursor(row_factory=tuple_row) as cur:
-                    await cur.execute(_sql.LOCK_SETUP, (_sql.SETUP_LOCK_KEY,))
-                    for statement in POSTGRES.ddl:
-                        await cur.execute(statement)
+            async with self._connection() as conn:
+                await adrive_on(conn, lease_tables_plan(), transaction=True)
             self._lease_tables = True
-        if single:
-            async with self._connection() as conn, conn.cursor(row_factory=tuple_row) as cur:
-                return await arun_psycopg(cur, op)
-        async with self._connection() as conn, conn.transaction():
-            async with conn.cursor(row_factory=tuple_row) as cur:
+        async with self._connection() as conn:
+            async with (
+                nullcontext() if single else conn.transaction(),
+                conn.cursor(row_factory=tuple_row) as cur,
+            ):
                 return await arun_psycopg(cur, op)
 
     async def setup(self) -> None:
@@ -277,43 +217,53 @@ class AsyncPostgresSaver(AsyncSqlLeases, PostgresCore):
             if self.is_setup:
                 return
             async with self._connection() as conn:
-                await _amigrate(conn)
-                async with conn.cursor(row_factory=tuple_row) as cur:
-                    await cur.execute(_sql.CHECK_FORMAT)
-                    check_format(await cur.fetchone())
+                if await adrive_on(conn, setup_needed_plan("AsyncPostgresSaver")):
+                    await adrive_on(conn, migrate_plan(), transaction=True)
+                await adrive_on(conn, format_plan())
             self.is_setup = True
 
-    async def _fetch(self, sql: str, params: Any) -> list[tuple[Any, ...]]:
-        if not self.is_setup:
-            await self.setup()
-        async with self._connection() as conn, conn.cursor(row_factory=tuple_row) as cur:
-            await cur.execute(sql, params)
-            return await cur.fetchall()
+    async def _perform(self, calls: Calls[T]) -> T:
+        """Carry out a saver call of the core (see :data:`~._calls.Calls`)."""
+        more, step = advance(calls, None)
+        while more:
+            more, step = advance(calls, await getattr(self, step[0])(*step[1]))
+        done: T = step
+        return done
 
-    async def _execute(self, sql: str, params: Any) -> None:
+    async def _fetch(self, sql: str, params: Any) -> list[tuple[Any, ...]]:
+        """Run one statement on its own; its rows (``[]`` when it has none)."""
         if not self.is_setup:
             await self.setup()
         async with self._connection() as conn, conn.cursor(row_factory=tuple_row) as cur:
             await cur.execute(sql, params)
+            return await cur.fetchall() if cur.description is not None else []
+
+    async def _run_plan(
+        self, plan: Plan[T], *, transaction: bool = False, snapshot: bool = False
+    ) -> T:
+        """Run a plan of the core (see :data:`~._base.Plan`) on one connection; with
+        ``transaction``, in one transaction; with ``snapshot``, in one REPEATABLE READ
+        transaction."""
+        if not self.is_setup:
+            await self.setup()
+        async with self._connection() as conn:
+            return await adrive_on(conn, plan, transaction=transaction, snapshot=snapshot)
+
+    async def _read(self, plan_of: Callable[[bool], Plan[T]]) -> T:
+        """Run the read ``plan_of(True)``; again as ``plan_of(False)`` in one snapshot
+        when values it needs were deleted between its statements (:data:`~._base.Plan`)."""
+        try:
+            return await self._run_plan(plan_of(True))
+        except ValueError:
+            return await self._run_plan(plan_of(False), snapshot=True)
 
     # -- async API -------------------------------------------------------------
 
     async def aget_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
         """Return the checkpoint named by ``config`` or the latest of its
         ``(thread_id, checkpoint_ns)``, with its pending writes; ``None`` if absent."""
-        return await self._run_plan(self.get_tuple_plan(config))
-
-    async def _run_plan(self, plan: Plan[T], *, transaction: bool = False) -> T:
-        """Run a plan of the core (see :data:`~._base.Plan`) on one connection; with
-        ``transaction``, in one transaction."""
-        if not self.is_setup:
-            await self.setup()
-        async with self._connection() as conn:
-            async with (
-                conn.transaction() if transaction else nullcontext(),
-                conn.cursor(row_factory=tuple_row) as cur,
-            ):
-                return await _drive(cur, plan)
+        statement = self.get_tuple_statement(config)
+        return await self._read(lambda first: self._get_tuple_plan(statement, first))
 
     async def alist(
         self,
@@ -326,7 +276,7 @@ class AsyncPostgresSaver(AsyncSqlLeases, PostgresCore):
         """Yield matching checkpoints newest first, read in pages of 100."""
         query = ListQuery(config, filter, before, limit)
         while not query.done:
-            for item in await self._run_plan(self.list_page_plan(query)):
+            for item in await self._read(lambda _: self.list_page_plan(query)):
                 yield item
 
     async def aput(
@@ -337,28 +287,7 @@ class AsyncPostgresSaver(AsyncSqlLeases, PostgresCore):
         new_versions: ChannelVersions,
     ) -> dict[str, Any]:
         """Save ``checkpoint`` atomically and return the config naming it."""
-        params = self.put_params(config, checkpoint, metadata, new_versions)
-        check = self.base_check_params(params)
-        token = lease_token(config)
-        fenced = (
-            pg_fence_statements(params["thread_id"], token, params["ns"], checkpoint["id"])
-            if token is not None
-            else []
-        )
-        if check is not None or params["item_hashes"]:
-            done = await self._put_on_bases(params, check, fenced)
-        else:
-            params, done = self.finish_put_params(params, None)
-            if not fenced:
-                await self._execute(_sql.PUT, params)
-            else:
-                await self._execute_fenced(fenced, _sql.PUT, params)
-        if self.ttl is not None:
-            await self._execute(_sql.TOUCH, {"thread_id": params["thread_id"], "at": time.time()})
-        if self.delta is not None:
-            for entry in done:
-                self.delta.commit(entry)
-        return checkpoint_config(params["thread_id"], params["ns"], checkpoint["id"])
+        return await self._perform(self.put_calls(config, checkpoint, metadata, new_versions))
 
     async def aput_writes(
         self,
@@ -368,33 +297,11 @@ class AsyncPostgresSaver(AsyncSqlLeases, PostgresCore):
         task_path: str = "",
     ) -> None:
         """Save a task's pending writes atomically (special channels replace)."""
-        params = self.put_writes_params(config, writes, task_id, task_path)
-        if params is None:
-            return
-        token = lease_token(config)
-        check = (
-            pg_fence_statements(params["thread_id"], token, params["ns"], None)
-            if token is not None
-            else []
-        )
-        if params["item_hashes"]:
-            # new references to items: hold the retention lock (shared) while saving
-            check = [*check, (_sql.LOCK_BASES_SHARED_POS, (params["thread_id"],))]
-            await self._execute_fenced(check, _sql.PUT_WRITES, params)
-        elif token is None:
-            await self._execute(_sql.PUT_WRITES, params)
-        else:
-            await self._execute_fenced(check, _sql.PUT_WRITES, params)
-        if self.ttl is not None:
-            await self._execute(_sql.TOUCH, {"thread_id": params["thread_id"], "at": time.time()})
+        await self._perform(self.put_writes_calls(config, writes, task_id, task_path))
 
     async def adelete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, write and value of ``thread_id`` atomically."""
-        check_ids("adelete_thread", thread_id=thread_id)
-        await self._execute(_sql.DELETE_THREAD, {"thread_id": str(thread_id)})
-        await self._execute(_sql.DELETE_TTL, {"thread_id": str(thread_id)})
-        if self.delta is not None:
-            self.delta.forget(str(thread_id))
+        await self._perform(self.delete_thread_calls(thread_id, "adelete_thread"))
 
     # -- sync API (from threads other than the event loop's) ---------------------
 
@@ -434,7 +341,7 @@ class AsyncPostgresSaver(AsyncSqlLeases, PostgresCore):
         """Sync :meth:`alist`; raises inside a running event loop."""
         query = ListQuery(config, filter, before, limit)
         while not query.done:
-            yield from self._sync("list", lambda: self._run_plan(self.list_page_plan(query)))
+            yield from self._sync("list", lambda: self._read(lambda _: self.list_page_plan(query)))
 
     def put(
         self,
@@ -472,25 +379,13 @@ class AsyncPostgresSaver(AsyncSqlLeases, PostgresCore):
     ) -> None:
         """Shrink the history of ``thread_ids``, each thread in one REPEATABLE
         READ transaction on the saver's connection (see ``PostgresSaver.prune``)."""
-        check_ids("aprune", thread_ids=thread_ids)
-        ids, n = check_prune_args(thread_ids, strategy, keep_last, type(self).__name__)
-        for tid in ids:
-            if strategy == "delete":
-                await self.adelete_thread(tid)
-                continue
-            await self._retain(tid, choose_latest(n))
+        await self._perform(self.prune_calls(thread_ids, strategy, keep_last, "aprune"))
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Delete the checkpoints (and their writes) whose metadata ``run_id`` is in
         ``run_ids``, in every thread (one transaction per thread); one a remaining
         checkpoint needs to rebuild its ``DeltaChannel`` values stays."""
-        check_ids("adelete_for_runs", run_ids=run_ids)
-        wanted = [str(r) for r in run_ids]
-        if not wanted:
-            return
-        rows = await self._fetch(_sql.THREADS_OF_RUNS, {"runs": wanted})
-        for (tid,) in rows:
-            await self._retain(tid, choose_without_runs(set(wanted)))
+        await self._perform(self.delete_for_runs_calls(run_ids, "adelete_for_runs"))
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy every checkpoint, write and value of one thread to a new thread id
@@ -505,17 +400,7 @@ class AsyncPostgresSaver(AsyncSqlLeases, PostgresCore):
         with ``refresh_on_read``), recorded in the database, so any process sweeping
         sees every process's activity. Without ``ttl`` nothing expires.
         """
-        if self.ttl is None:
-            return 0
-        cutoff = time.time() - self.ttl["default_ttl"] * 60.0
-        count = 0
-        for (tid,) in await self._fetch(_sql.EXPIRED, {"cutoff": cutoff}):
-            # one statement: a thread written since the scan is not expired any more
-            await self._execute(_sql.DELETE_EXPIRED, {"thread_id": tid, "cutoff": cutoff})
-            if self.delta is not None:
-                self.delta.forget(tid)
-            count += 1
-        return count
+        return await self._perform(self.sweep_calls())
 
     async def _retain(
         self, tid: str, choose: Callable[[Sequence[CheckpointTuple]], set[tuple[str, str]] | None]
@@ -523,16 +408,7 @@ class AsyncPostgresSaver(AsyncSqlLeases, PostgresCore):
         if not self.is_setup:
             await self.setup()
         async with self._connection() as conn:
-            # before the transaction: its snapshot must see what writers that held the
-            # lock committed (see _sql.LOCK_BASES)
-            await conn.execute(_sql.LOCK_BASES, {"thread_id": tid})
-            try:
-                async with conn.transaction(), conn.cursor(row_factory=tuple_row) as cur:
-                    await cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-                    await _drive(cur, self.retain_gen(tid, choose))
-            finally:
-                if not conn.closed:  # a lost session released the lock with it
-                    await conn.execute(_sql.UNLOCK_BASES, {"thread_id": tid})
+            await adrive_retained(conn, tid, self.retain_gen(tid, choose))
         if self.delta is not None:
             self.delta.forget(tid)
 
@@ -598,16 +474,7 @@ class AsyncPostgresSaver(AsyncSqlLeases, PostgresCore):
 
     async def _atask_paths(self, saved: CheckpointTuple) -> dict[str, str]:
         """Task id -> saved task path of the pending writes of ``saved``."""
-        conf = saved.config["configurable"]
-        rows = await self._fetch(
-            _sql.TASK_PATHS,
-            {
-                "thread_id": conf["thread_id"],
-                "ns": conf.get("checkpoint_ns", ""),
-                "checkpoint_id": conf["checkpoint_id"],
-            },
-        )
-        return {task_id: path for task_id, path in rows}
+        return await self._perform(self.task_paths_calls(saved))
 
 
 def __getattr__(name: str) -> Any:

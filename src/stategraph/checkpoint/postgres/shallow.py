@@ -21,10 +21,9 @@ import json
 import threading
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import psycopg
-from psycopg.rows import tuple_row
 
 from stategraph.checkpoint._seal import sealer_of
 from stategraph.checkpoint._util import (
@@ -44,11 +43,14 @@ from stategraph.checkpoint.base import (
     dump_channel_value,
     get_checkpoint_metadata,
 )
-from stategraph.checkpoint.postgres._base import PostgresCore, autocommit_error
+from stategraph.checkpoint.postgres._base import Plan, PostgresCore, accept_conn
+from stategraph.checkpoint.postgres._drivers import adrive_on, drive_on
 from stategraph.checkpoint.postgres._filters import filter_clauses, metadata_json
 from stategraph.constants import CONF
 
 __all__ = ["ShallowPostgresSaver", "AsyncShallowPostgresSaver", "MIGRATIONS"]
+
+T = TypeVar("T")
 
 _LOCK_KEY = 0x5347_5348_0001  # "SGSH" 1
 
@@ -177,6 +179,12 @@ DELETE FROM sg_shallow_checkpoints WHERE thread_id = %(thread_id)s
 """
 
 
+def _write(sql: str, params: Any, result: T) -> Plan[T]:
+    """A plan of one statement without rows, returning ``result``."""
+    yield (sql, params)
+    return result
+
+
 class _ShallowCore(PostgresCore):
     """Statements and row decoding shared by the sync and async shallow savers."""
 
@@ -273,6 +281,56 @@ class _ShallowCore(PostgresCore):
             pending_writes=pending,
         )
 
+    def get_plan(self, config: Mapping[str, Any]) -> Plan[CheckpointTuple | None]:
+        """``get_tuple`` (``config`` checked here, before the plan runs)."""
+        return self._get_plan(self.get_statement(config, type(self).__name__))
+
+    def _get_plan(self, statement: tuple[str, list[Any]]) -> Plan[CheckpointTuple | None]:
+        rows = yield statement
+        return self.shallow_row(rows[0]) if rows else None
+
+    def list_plan(
+        self, config: Mapping[str, Any] | None, filter: Any, before: Any, limit: Any
+    ) -> Plan[list[CheckpointTuple]]:
+        """``list``: one statement, decoded and filtered (arguments checked here)."""
+        sql, params, filter, exact, limit = self.list_statement(config, filter, before, limit)
+        return self._list_plan((sql, params), filter, exact, limit)
+
+    def _list_plan(
+        self, statement: tuple[str, list[Any]], filter: Any, exact: bool, limit: int | None
+    ) -> Plan[list[CheckpointTuple]]:
+        rows = yield statement
+        return self.take(rows, filter, exact, limit)
+
+    def put_plan(
+        self,
+        config: Mapping[str, Any],
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> Plan[dict[str, Any]]:
+        """``put`` (values serialized here, before the plan runs)."""
+        params = self.shallow_put_params(config, checkpoint, metadata, new_versions)
+        done = checkpoint_config(params["thread_id"], params["ns"], checkpoint["id"])
+        return _write(_PUT, params, done)
+
+    def put_writes_plan(
+        self,
+        config: Mapping[str, Any],
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str,
+    ) -> Plan[None] | None:
+        """``put_writes`` (``None``: nothing to save, no I/O)."""
+        params = self.put_writes_params(config, writes, task_id, task_path)
+        return None if params is None else _write(_PUT_WRITES, params, None)
+
+    @staticmethod
+    def delete_plan(thread_id: str, name: str) -> Plan[None]:
+        """``delete_thread`` (``name``: the method called, for the error)."""
+        check_ids(name, thread_id=thread_id)
+        return _write(_DELETE_THREAD, {"thread_id": str(thread_id)}, None)
+
     @staticmethod
     def get_statement(config: Mapping[str, Any], owner: str) -> tuple[str, list[Any]]:
         """The latest checkpoint of the config's thread and namespace."""
@@ -327,9 +385,22 @@ class _ShallowCore(PostgresCore):
         return out
 
 
-def _migration_steps() -> list[str]:
-    steps = [f"SELECT pg_advisory_xact_lock({_LOCK_KEY})", _MIGRATIONS_TABLE]
-    return steps
+def _setup_plan() -> Plan[None]:
+    """Create or migrate the shallow tables (run in one transaction holding the
+    shallow setup lock)."""
+    yield (f"SELECT pg_advisory_xact_lock({_LOCK_KEY})", None)
+    yield (_MIGRATIONS_TABLE, None)
+    rows = yield ("SELECT COALESCE(MAX(v), 0) FROM sg_shallow_migrations", None)
+    version = int(rows[0][0]) if rows else 0
+    if version > len(MIGRATIONS):
+        raise RuntimeError(
+            f"The shallow saver schema is version {version}, newer than this "
+            f"stategraph supports ({len(MIGRATIONS)}). Upgrade stategraph."
+        )
+    for v in range(version, len(MIGRATIONS)):
+        for statement in MIGRATIONS[v]:
+            yield (statement, None)
+        yield ("INSERT INTO sg_shallow_migrations (v) VALUES (%s)", (v + 1,))
 
 
 class ShallowPostgresSaver(_ShallowCore):
@@ -341,18 +412,9 @@ class ShallowPostgresSaver(_ShallowCore):
     def __init__(self, conn: Any, *, serde: SerializerProtocol | None = None) -> None:
         """Wrap ``conn`` (connection or pool); ``serde`` defaults to ``JsonPlusSerializer()``."""
         super().__init__(serde=serde)
-        if isinstance(conn, psycopg.Connection):
-            if not conn.autocommit:
-                raise autocommit_error(type(self).__name__)
-            self.conn: Any = conn
-            self.pool: Any = None
-        elif callable(getattr(conn, "connection", None)):
-            self.conn, self.pool = None, conn
-        else:
-            raise TypeError(
-                f"{type(self).__name__} needs a psycopg.Connection or a "
-                f"psycopg_pool.ConnectionPool, got {type(conn).__name__}."
-            )
+        self.conn: Any
+        self.pool: Any
+        self.conn, self.pool = accept_conn(type(self).__name__, conn, psycopg.Connection)
         self.lock = threading.Lock()
         self.is_setup = False
 
@@ -376,36 +438,19 @@ class ShallowPostgresSaver(_ShallowCore):
         with self.lock:
             if self.is_setup:
                 return
-            with self._connection() as conn, conn.transaction():
-                with conn.cursor(row_factory=tuple_row) as cur:
-                    for statement in _migration_steps():
-                        cur.execute(statement)
-                    cur.execute("SELECT COALESCE(MAX(v), 0) FROM sg_shallow_migrations")
-                    row = cur.fetchone()
-                    version = int(row[0]) if row else 0
-                    if version > len(MIGRATIONS):
-                        raise RuntimeError(
-                            f"The shallow saver schema is version {version}, newer than this "
-                            f"stategraph supports ({len(MIGRATIONS)}). Upgrade stategraph."
-                        )
-                    for v in range(version, len(MIGRATIONS)):
-                        for statement in MIGRATIONS[v]:
-                            cur.execute(statement)
-                        cur.execute("INSERT INTO sg_shallow_migrations (v) VALUES (%s)", (v + 1,))
+            with self._connection() as conn:
+                drive_on(conn, _setup_plan(), transaction=True)
             self.is_setup = True
 
-    def _run(self, sql: str, params: Any, fetch: bool = False) -> list[tuple[Any, ...]]:
+    def _run_plan(self, plan: Plan[T]) -> T:
         if not self.is_setup:
             self.setup()
-        with self._connection() as conn, conn.cursor(row_factory=tuple_row) as cur:
-            cur.execute(sql, params)
-            return cur.fetchall() if fetch else []
+        with self._connection() as conn:
+            return drive_on(conn, plan)
 
     def get_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
         """The latest checkpoint of the thread and namespace (``checkpoint_id`` ignored)."""
-        sql, params = self.get_statement(config, type(self).__name__)
-        rows = self._run(sql, params, fetch=True)
-        return self.shallow_row(rows[0]) if rows else None
+        return self._run_plan(self.get_plan(config))
 
     def list(
         self,
@@ -416,8 +461,7 @@ class ShallowPostgresSaver(_ShallowCore):
         limit: int | None = None,
     ) -> Iterator[CheckpointTuple]:
         """The latest checkpoint of each matching thread/namespace, newest first."""
-        sql, params, filter, exact, limit = self.list_statement(config, filter, before, limit)
-        yield from self.take(self._run(sql, params, fetch=True), filter, exact, limit)
+        yield from self._run_plan(self.list_plan(config, filter, before, limit))
 
     def put(
         self,
@@ -427,9 +471,7 @@ class ShallowPostgresSaver(_ShallowCore):
         new_versions: ChannelVersions,
     ) -> dict[str, Any]:
         """Replace the thread's checkpoint with ``checkpoint``."""
-        params = self.shallow_put_params(config, checkpoint, metadata, new_versions)
-        self._run(_PUT, params)
-        return checkpoint_config(params["thread_id"], params["ns"], checkpoint["id"])
+        return self._run_plan(self.put_plan(config, checkpoint, metadata, new_versions))
 
     def put_writes(
         self,
@@ -439,14 +481,13 @@ class ShallowPostgresSaver(_ShallowCore):
         task_path: str = "",
     ) -> None:
         """Save a task's pending writes against the current checkpoint."""
-        params = self.put_writes_params(config, writes, task_id, task_path)
-        if params is not None:
-            self._run(_PUT_WRITES, params)
+        plan = self.put_writes_plan(config, writes, task_id, task_path)
+        if plan is not None:
+            self._run_plan(plan)
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete the thread's checkpoints, values and writes (every namespace)."""
-        check_ids("delete_thread", thread_id=thread_id)
-        self._run(_DELETE_THREAD, {"thread_id": str(thread_id)})
+        self._run_plan(self.delete_plan(thread_id, "delete_thread"))
 
 
 class AsyncShallowPostgresSaver(_ShallowCore):
@@ -458,18 +499,9 @@ class AsyncShallowPostgresSaver(_ShallowCore):
         import asyncio
 
         super().__init__(serde=serde)
-        if isinstance(conn, psycopg.AsyncConnection):
-            if not conn.autocommit:
-                raise autocommit_error(type(self).__name__)
-            self.conn: Any = conn
-            self.pool: Any = None
-        elif callable(getattr(conn, "connection", None)):
-            self.conn, self.pool = None, conn
-        else:
-            raise TypeError(
-                f"{type(self).__name__} needs a psycopg.AsyncConnection or a "
-                f"psycopg_pool.AsyncConnectionPool, got {type(conn).__name__}."
-            )
+        self.conn: Any
+        self.pool: Any
+        self.conn, self.pool = accept_conn(type(self).__name__, conn, psycopg.AsyncConnection)
         self.is_setup = False
         try:
             self.loop: Any = asyncio.get_running_loop()
@@ -495,40 +527,23 @@ class AsyncShallowPostgresSaver(_ShallowCore):
         """Create or migrate the tables (idempotent; runs on first use)."""
         if self.is_setup:
             return
-        async with self._connection() as conn, conn.transaction():
-            async with conn.cursor(row_factory=tuple_row) as cur:
-                for statement in _migration_steps():
-                    await cur.execute(statement)
-                await cur.execute("SELECT COALESCE(MAX(v), 0) FROM sg_shallow_migrations")
-                row = await cur.fetchone()
-                version = int(row[0]) if row else 0
-                if version > len(MIGRATIONS):
-                    raise RuntimeError(
-                        f"The shallow saver schema is version {version}, newer than this "
-                        f"stategraph supports ({len(MIGRATIONS)}). Upgrade stategraph."
-                    )
-                for v in range(version, len(MIGRATIONS)):
-                    for statement in MIGRATIONS[v]:
-                        await cur.execute(statement)
-                    await cur.execute("INSERT INTO sg_shallow_migrations (v) VALUES (%s)", (v + 1,))
+        async with self._connection() as conn:
+            await adrive_on(conn, _setup_plan(), transaction=True)
         self.is_setup = True
 
-    async def _run(self, sql: str, params: Any, fetch: bool = False) -> list[tuple[Any, ...]]:
+    async def _run_plan(self, plan: Plan[T]) -> T:
         import asyncio
 
         if self.loop is None:
             self.loop = asyncio.get_running_loop()
         if not self.is_setup:
             await self.setup()
-        async with self._connection() as conn, conn.cursor(row_factory=tuple_row) as cur:
-            await cur.execute(sql, params)
-            return await cur.fetchall() if fetch else []
+        async with self._connection() as conn:
+            return await adrive_on(conn, plan)
 
     async def aget_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
         """The latest checkpoint of the thread and namespace (``checkpoint_id`` ignored)."""
-        sql, params = self.get_statement(config, type(self).__name__)
-        rows = await self._run(sql, params, fetch=True)
-        return self.shallow_row(rows[0]) if rows else None
+        return await self._run_plan(self.get_plan(config))
 
     async def alist(
         self,
@@ -539,8 +554,7 @@ class AsyncShallowPostgresSaver(_ShallowCore):
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
         """The latest checkpoint of each matching thread/namespace, newest first."""
-        sql, params, filter, exact, limit = self.list_statement(config, filter, before, limit)
-        for item in self.take(await self._run(sql, params, fetch=True), filter, exact, limit):
+        for item in await self._run_plan(self.list_plan(config, filter, before, limit)):
             yield item
 
     async def aput(
@@ -551,9 +565,7 @@ class AsyncShallowPostgresSaver(_ShallowCore):
         new_versions: ChannelVersions,
     ) -> dict[str, Any]:
         """Replace the thread's checkpoint with ``checkpoint``."""
-        params = self.shallow_put_params(config, checkpoint, metadata, new_versions)
-        await self._run(_PUT, params)
-        return checkpoint_config(params["thread_id"], params["ns"], checkpoint["id"])
+        return await self._run_plan(self.put_plan(config, checkpoint, metadata, new_versions))
 
     async def aput_writes(
         self,
@@ -563,14 +575,13 @@ class AsyncShallowPostgresSaver(_ShallowCore):
         task_path: str = "",
     ) -> None:
         """Save a task's pending writes against the current checkpoint."""
-        params = self.put_writes_params(config, writes, task_id, task_path)
-        if params is not None:
-            await self._run(_PUT_WRITES, params)
+        plan = self.put_writes_plan(config, writes, task_id, task_path)
+        if plan is not None:
+            await self._run_plan(plan)
 
     async def adelete_thread(self, thread_id: str) -> None:
         """Delete the thread's checkpoints, values and writes (every namespace)."""
-        check_ids("adelete_thread", thread_id=thread_id)
-        await self._run(_DELETE_THREAD, {"thread_id": str(thread_id)})
+        await self._run_plan(self.delete_plan(thread_id, "adelete_thread"))
 
     # -- sync API: from other threads while the event loop runs -------------------
 

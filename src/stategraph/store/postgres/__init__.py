@@ -117,6 +117,48 @@ class SetupSteps:
         )
         return has_column, available
 
+    @staticmethod
+    def setup(
+        run: Callable[[str, Sequence[Any], bool], list[tuple[Any, ...]]],
+        now: float,
+        index: Any,
+        choice: VectorChoice,
+    ) -> VectorMode:
+        """Migrate, then decide the vector mode for ``index`` (``None``: no search
+        index) and add the ``vec`` column pgvector needs; return the mode."""
+        SetupSteps.migrate(run, now)
+        if index is None:
+            return "array"
+        has_column, available = SetupSteps.vector_state(run)
+        mode = resolve_mode(choice, has_column, available)
+        if mode == "pgvector" and not has_column:
+            for statement in vector_statements(index.dims):
+                run(statement, (), False)
+        return mode
+
+    @staticmethod
+    def batch(
+        run: Callable[[str, Sequence[Any], bool], list[tuple[Any, ...]]],
+        store: Any,
+        plan: Plan,
+        vectors: Vectors,
+        now: float,
+    ) -> list[Result]:
+        """Run one batch of ``store`` (inside one transaction) and apply its TTL refreshes."""
+        backend = PgBackend(run, store.vector_mode, store._loads)
+        results = execute(backend, plan, vectors, now, store._stamp)
+        backend.apply_refreshes()
+        return results
+
+
+def pool_kwargs(pool_config: PoolConfig) -> dict[str, Any]:
+    """The ``psycopg_pool`` arguments for ``from_conn_string(pool_config=...)``."""
+    return {
+        "min_size": pool_config.get("min_size", 1),
+        "max_size": pool_config.get("max_size"),
+        "kwargs": {"autocommit": True, **(pool_config.get("kwargs") or {})},
+    }
+
 
 def resolve_mode(choice: VectorChoice, has_column: bool, available: bool) -> VectorMode:
     """The vector mode for ``choice`` given what the database has."""
@@ -204,13 +246,7 @@ class PostgresStore(LocalStore):
         if pool_config is not None:
             from psycopg_pool import ConnectionPool
 
-            owned = ConnectionPool(
-                conn_string,
-                min_size=pool_config.get("min_size", 1),
-                max_size=pool_config.get("max_size"),
-                kwargs={"autocommit": True, **(pool_config.get("kwargs") or {})},
-                open=True,
-            )
+            owned = ConnectionPool(conn_string, **pool_kwargs(pool_config), open=True)
         else:
             owned = psycopg.connect(conn_string, autocommit=True)
         store: PostgresStore | None = None
@@ -257,24 +293,14 @@ class PostgresStore(LocalStore):
         if self.is_setup:
             return
         with self._transaction() as run:
-            SetupSteps.migrate(run, self._now())
-            if self._index is not None:
-                has_column, available = SetupSteps.vector_state(run)
-                mode = resolve_mode(self._vector_choice, has_column, available)
-                if mode == "pgvector" and not has_column:
-                    for statement in vector_statements(self._index.dims):
-                        run(statement, (), False)
-                self.vector_mode = mode
+            self.vector_mode = SetupSteps.setup(run, self._now(), self._index, self._vector_choice)
         self.is_setup = True
 
     def _execute(self, plan: Plan, vectors: Vectors) -> list[Result]:
         if not self.is_setup:
             self.setup()
         with self._transaction() as run:
-            backend = PgBackend(run, self.vector_mode, self._loads)
-            results = execute(backend, plan, vectors, self._now(), self._stamp)
-            backend.apply_refreshes()
-        return results
+            return SetupSteps.batch(run, self, plan, vectors, self._now())
 
     async def _aexecute(self, plan: Plan, vectors: Vectors) -> list[Result]:
         import asyncio

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal
 
 from stategraph.store._embed import vector_norm
-from stategraph.store._engine import Backend, Key, Record
+from stategraph.store._engine import Backend, Key, Record, item_json, upsert_item, upsert_params
 from stategraph.store._filters import Predicate
 
 __all__ = [
@@ -115,6 +115,7 @@ _S_COLUMNS = (
     "s.prefix, s.key, s.value::text, s.created_at, s.updated_at, s.expires_at, s.ttl_minutes"
 )
 _LIVE = "(expires_at IS NULL OR expires_at > %s)"
+_UPSERT = upsert_item("%s", "%s::json")
 _S_LIVE = "(s.expires_at IS NULL OR s.expires_at > %s)"
 
 
@@ -155,37 +156,8 @@ class PgBackend(Backend):
 
     def put(self, record: Record, vectors: list[tuple[str, Any]], now: float) -> None:
         prefix = ".".join(record.namespace)
-        try:
-            text = json.dumps(record.value, ensure_ascii=False, allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(
-                f"Value for key {record.key!r} in namespace {record.namespace!r} is not "
-                f"JSON-serializable ({exc}); PostgresStore stores values as standard JSON "
-                f"(no NaN or Infinity)."
-            ) from exc
-        self.run(
-            """INSERT INTO sg_store (prefix, key, value, created_at, updated_at, expires_at,
-                ttl_minutes) VALUES (%s, %s, %s::json, %s, %s, %s, %s)
-            ON CONFLICT (prefix, key) DO UPDATE SET
-                value = excluded.value,
-                created_at = CASE
-                    WHEN sg_store.expires_at IS NOT NULL AND sg_store.expires_at <= %s
-                    THEN excluded.created_at ELSE sg_store.created_at END,
-                updated_at = excluded.updated_at,
-                expires_at = excluded.expires_at,
-                ttl_minutes = excluded.ttl_minutes""",
-            (
-                prefix,
-                record.key,
-                text,
-                record.created_at,
-                record.updated_at,
-                record.expires_at,
-                record.ttl_minutes,
-                now,
-            ),
-            False,
-        )
+        text = item_json(record, "PostgresStore")
+        self.run(_UPSERT, upsert_params(prefix, record, text, now), False)
         self.run(
             "DELETE FROM sg_store_vectors WHERE prefix = %s AND key = %s",
             (prefix, record.key),

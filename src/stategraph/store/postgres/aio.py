@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, cast
 
-from stategraph.store._engine import LocalStore, Plan, Vectors, execute
+from stategraph.store._engine import LocalStore, Plan, Vectors
 from stategraph.store._ttl import normalize_ttl_config
 from stategraph.store.base import IndexConfig, Result, TTLConfig
 from stategraph.store.postgres import (
@@ -31,7 +31,7 @@ from stategraph.store.postgres import (
     SetupSteps,
     VectorChoice,
     check_vector_choice,
-    resolve_mode,
+    pool_kwargs,
 )
 from stategraph.store.postgres._backend import (
     MIGRATIONS,
@@ -39,7 +39,6 @@ from stategraph.store.postgres._backend import (
     VectorMode,
     json_loader,
     split_index_config,
-    vector_statements,
 )
 
 if TYPE_CHECKING:
@@ -111,13 +110,7 @@ class AsyncPostgresStore(LocalStore):
         if pool_config is not None:
             from psycopg_pool import AsyncConnectionPool
 
-            owned = AsyncConnectionPool(
-                conn_string,
-                min_size=pool_config.get("min_size", 1),
-                max_size=pool_config.get("max_size"),
-                kwargs={"autocommit": True, **(pool_config.get("kwargs") or {})},
-                open=False,
-            )
+            owned = AsyncConnectionPool(conn_string, **pool_kwargs(pool_config), open=False)
             await owned.open()
         else:
             owned = await psycopg.AsyncConnection.connect(conn_string, autocommit=True)
@@ -200,20 +193,10 @@ class AsyncPostgresStore(LocalStore):
         """Create or migrate the tables, and the vector column if pgvector is used."""
         if self.is_setup:
             return
-        index = self._index
-        choice = self._vector_choice
-        now = self._now()
+        index, choice, now = self._index, self._vector_choice, self._now()
 
         def work(run: Run) -> VectorMode:
-            SetupSteps.migrate(run, now)
-            if index is None:
-                return "array"
-            has_column, available = SetupSteps.vector_state(run)
-            mode = resolve_mode(choice, has_column, available)
-            if mode == "pgvector" and not has_column:
-                for statement in vector_statements(index.dims):
-                    run(statement, (), False)
-            return mode
+            return SetupSteps.setup(run, now, index, choice)
 
         self.vector_mode = await self._in_transaction(work)
         self.is_setup = True
@@ -224,10 +207,7 @@ class AsyncPostgresStore(LocalStore):
         now = self._now()
 
         def work(run: Run) -> list[Result]:
-            backend = PgBackend(run, self.vector_mode, self._loads)
-            results = execute(backend, plan, vectors, now, self._stamp)
-            backend.apply_refreshes()
-            return results
+            return SetupSteps.batch(run, self, plan, vectors, now)
 
         result: list[Result] = await self._in_transaction(work)
         return result
