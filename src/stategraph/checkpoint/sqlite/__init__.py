@@ -131,6 +131,7 @@ class SqliteSaver(SqliteUpkeep, SqlLeases, BaseCheckpointSaver[str]):
         self.lock = threading.RLock()
         self.is_setup = False
         self._json = False
+        self._batching = False
 
     @classmethod
     @contextmanager
@@ -169,10 +170,54 @@ class SqliteSaver(SqliteUpkeep, SqlLeases, BaseCheckpointSaver[str]):
             )
 
     @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Make the calls of the block (on this thread) one write transaction: one
+        commit (one sync to disk) for all of them instead of one each.
+
+        Each call still succeeds or fails on its own: it runs in a savepoint, and a
+        call that raises leaves nothing behind while the calls before it stay in the
+        transaction, committed when the block ends. Other threads using this saver
+        wait for the block to end. If the final commit fails, no call of the block is
+        saved and the error is raised.
+        """
+        with self.lock:
+            if self._batching:
+                yield
+                return
+            if not self.is_setup:
+                self.setup()
+            self._check_idle()
+            conn = self.conn
+            conn.execute("BEGIN IMMEDIATE")
+            self._batching = True
+            try:
+                yield
+            except BaseException:
+                self._batching = False
+                conn.rollback()
+                raise
+            self._batching = False
+            if not conn.in_transaction:
+                raise sqlite3.OperationalError(
+                    f"{type(self).__name__}.batch: SQLite ended the batch's transaction "
+                    "(after an I/O error): none of its calls was saved."
+                )
+            try:
+                conn.commit()
+            except BaseException:
+                if conn.in_transaction:
+                    conn.rollback()
+                raise
+
+    @contextmanager
     def _transaction(self, *, write: bool) -> Iterator[sqlite3.Connection]:
         """Hold the lock and run the block in one transaction (``IMMEDIATE`` for
-        writes, so it waits for the file's write lock up front); roll back on error."""
+        writes, so it waits for the file's write lock up front); roll back on error.
+        Inside :meth:`batch` the block is a savepoint of the batch's transaction."""
         with self.lock:
+            if self._batching:
+                yield from self._savepoint()
+                return
             if not self.is_setup:
                 self.setup()
             self._check_idle()
@@ -184,6 +229,20 @@ class SqliteSaver(SqliteUpkeep, SqlLeases, BaseCheckpointSaver[str]):
                 conn.rollback()
                 raise
             conn.commit()
+
+    def _savepoint(self) -> Iterator[sqlite3.Connection]:
+        """The body of :meth:`_transaction` inside a batch: a savepoint, rolled back
+        alone if the block raises."""
+        conn = self.conn
+        conn.execute("SAVEPOINT sg_call")
+        try:
+            yield conn
+        except BaseException:
+            if conn.in_transaction:  # (an I/O error may have ended the whole batch)
+                conn.execute("ROLLBACK TO sg_call")
+                conn.execute("RELEASE sg_call")
+            raise
+        conn.execute("RELEASE sg_call")
 
     def _lease_run(self, op: Op, single: bool = False) -> Any:
         """Run a lease operation in one write transaction (tables made on first use;
