@@ -23,6 +23,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from stategraph.checkpoint._body_delta import Keyframes, apply_delta, delta_base
 from stategraph.checkpoint._compact import pack_checkpoint, unpack_checkpoint
 from stategraph.checkpoint._ids import next_string_version
 from stategraph.checkpoint._intern import Interner, Resolver
@@ -60,11 +61,13 @@ from stategraph.checkpoint.langgraph_import._guard import refuse_langgraph_sqlit
 from stategraph.checkpoint.lease import lease_token
 from stategraph.checkpoint.lease_savers import SqlLeases
 from stategraph.checkpoint.lease_sql import SQLITE, Op, fence, run_sqlite
+from stategraph.checkpoint.serde.base import DeserializationError
 from stategraph.checkpoint.sqlite._filters import filter_clauses, metadata_json
 from stategraph.checkpoint.sqlite._schema import check_format, configure, has_json, migrate
 from stategraph.checkpoint.sqlite._statements import (
     _COLUMNS,
     _EMPTY,
+    _EXISTS_CHECKPOINT,
     _INSERT_BLOB,
     _INSERT_CHECKPOINT,
     _INSERT_ITEM,
@@ -72,6 +75,7 @@ from stategraph.checkpoint.sqlite._statements import (
     _ITEM_CHUNK,
     _PAGE,
     _SELECT_BLOB,
+    _SELECT_BODY,
     _SELECT_CHAIN,
     _TOUCH,
     _UPSERT_WRITE,
@@ -132,6 +136,7 @@ class SqliteSaver(SqliteUpkeep, SqlLeases, BaseCheckpointSaver[str]):
         self.is_setup = False
         self._json = False
         self._batching = False
+        self.keyframes = Keyframes()
 
     @classmethod
     @contextmanager
@@ -255,15 +260,98 @@ class SqliteSaver(SqliteUpkeep, SqlLeases, BaseCheckpointSaver[str]):
         self._lease_tables = True  # committed
         return result
 
-    def _load(self, conn: sqlite3.Connection, row: Sequence[Any]) -> CheckpointTuple:
-        """Build a tuple from a ``checkpoints`` row, reading its values and writes."""
+    def _read_body(
+        self,
+        conn: sqlite3.Connection,
+        thread_id: str,
+        ns: str,
+        checkpoint_id: str,
+        stored: tuple[str, bytes],
+        memo: dict[str, dict[str, Any]] | None = None,
+    ) -> dict[str, Any]:
+        """The body (checkpoint without values) stored as ``stored`` (still sealed) for
+        ``checkpoint_id``; a body stored as a change reads its keyframe too (from
+        ``memo`` when there, keyed by id)."""
+        loads = self.serde.loads_typed
+        sealer = sealer_of(self.serde)
+        if sealer is not None:
+            stored = sealer.unseal(("c", thread_id, ns, checkpoint_id), stored)
+        value = loads(stored)
+        base = delta_base(value)
+        if base is None:
+            return unpack_checkpoint(value, checkpoint_id)
+        keyframe = None if memo is None else memo.get(base)
+        if keyframe is None:
+            found = conn.execute(_SELECT_BODY, (thread_id, ns, base)).fetchone()
+            if found is None:
+                raise DeserializationError(
+                    f"Thread '{thread_id}', checkpoint {checkpoint_id}: the keyframe "
+                    f"{base} its body is stored against is missing (checkpoint data is "
+                    "incomplete)."
+                )
+            typed = (found[0], found[1])
+            if sealer is not None:
+                typed = sealer.unseal(("c", thread_id, ns, base), typed)
+            kf_value = loads(typed)
+            if delta_base(kf_value) is not None:
+                raise DeserializationError(
+                    f"Thread '{thread_id}', checkpoint {checkpoint_id}: its keyframe {base} "
+                    "is not stored whole (checkpoint data is corrupt)."
+                )
+            keyframe = unpack_checkpoint(kf_value, base)
+            if memo is not None:
+                if len(memo) >= 2:
+                    memo.clear()
+                memo[base] = keyframe
+        return apply_delta(value, keyframe, checkpoint_id)
+
+    def _rewrite_bodies(
+        self, conn: sqlite3.Connection, tid: str, keep: set[tuple[str, str]] | None
+    ) -> None:
+        """Store whole (in the caller's write transaction) the bodies of thread ``tid``
+        stored against a keyframe that is about to go: one not in ``keep`` (``keep``
+        ``None``: every body stored as a change)."""
+        rows = conn.execute(
+            "SELECT checkpoint_ns, checkpoint_id, type, checkpoint, body_base FROM "
+            "checkpoints WHERE thread_id = ? AND body_base IS NOT NULL",
+            (tid,),
+        ).fetchall()
+        for ns, cid, ctype, cbytes, base in rows:
+            if keep is not None and ((ns, cid) not in keep or (ns, base) in keep):
+                continue
+            self._store_whole(conn, tid, ns, cid, (ctype, cbytes))
+
+    def _store_whole(
+        self, conn: sqlite3.Connection, tid: str, ns: str, cid: str, stored: tuple[str, bytes]
+    ) -> None:
+        """Rewrite the body of checkpoint ``cid``, stored as a change, whole."""
+        body = self._read_body(conn, tid, ns, cid, stored)
+        typed = self.serde.dumps_typed(pack_checkpoint(body))
+        sealer = sealer_of(self.serde)
+        if sealer is not None:
+            typed = sealer.seal(("c", tid, ns, cid), typed)
+        conn.execute(
+            "UPDATE checkpoints SET type = ?, checkpoint = ?, body_base = NULL WHERE "
+            "thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+            (typed[0], typed[1], tid, ns, cid),
+        )
+
+    def _load(
+        self,
+        conn: sqlite3.Connection,
+        row: Sequence[Any],
+        memo: dict[str, dict[str, Any]] | None = None,
+    ) -> CheckpointTuple:
+        """Build a tuple from a ``checkpoints`` row, reading its values and writes
+        (``memo``: keyframe bodies already read, see :meth:`_read_body`)."""
         thread_id, ns, checkpoint_id, parent_id, ctype, cbytes, mtype, mbytes = row
         loads = self.serde.loads_typed
         sealer = sealer_of(self.serde)
         if sealer is not None:
-            ctype, cbytes = sealer.unseal(("c", thread_id, ns, checkpoint_id), (ctype, cbytes))
             mtype, mbytes = sealer.unseal(("m", thread_id, ns, checkpoint_id), (mtype, mbytes))
-        checkpoint: Checkpoint = unpack_checkpoint(loads((ctype, cbytes)), checkpoint_id)  # type: ignore[assignment]
+        checkpoint: Checkpoint = self._read_body(  # type: ignore[assignment]
+            conn, thread_id, ns, checkpoint_id, (ctype, cbytes), memo
+        )
         values: dict[str, Any] = {}
         codec = self.delta
         if codec is not None:
@@ -490,6 +578,7 @@ class SqliteSaver(SqliteUpkeep, SqlLeases, BaseCheckpointSaver[str]):
             )
             args = [*params, *(last or ()), page]
             items: list[CheckpointTuple] = []
+            memo: dict[str, dict[str, Any]] = {}
             with self._transaction(write=False) as conn:
                 rows = conn.execute(sql, args).fetchall()
                 sealer = sealer_of(self.serde)
@@ -500,7 +589,7 @@ class SqliteSaver(SqliteUpkeep, SqlLeases, BaseCheckpointSaver[str]):
                             md = sealer.unseal(("m", row[0], row[1], row[2]), md)
                         if not metadata_matches(self.serde.loads_typed(md), filter):
                             continue
-                    items.append(self._load(conn, row))
+                    items.append(self._load(conn, row, memo))
             for item in items:
                 yield item
                 if remaining is not None:
@@ -555,7 +644,10 @@ class SqliteSaver(SqliteUpkeep, SqlLeases, BaseCheckpointSaver[str]):
             if vtype == DELTA_TYPE and entry is not None and entry.base is not None:
                 base = str(entry.base)
             blob_rows.append((thread_id, ns, channel, str(version), vtype, vbytes, base))
-        ctype, cbytes = self.serde.dumps_typed(pack_checkpoint(body))
+        key = (thread_id, ns)
+        change = self.keyframes.encode(key, parent_id, body)
+        body_base = None if change is None else self.keyframes.keyframe_of(key)
+        ctype, cbytes = self.serde.dumps_typed(pack_checkpoint(body) if change is None else change)
         stored_metadata = get_checkpoint_metadata(config, metadata)
         mtype, mbytes = self.serde.dumps_typed(stored_metadata)
         sealer = sealer_of(self.serde)
@@ -572,11 +664,30 @@ class SqliteSaver(SqliteUpkeep, SqlLeases, BaseCheckpointSaver[str]):
             mtype,
             mbytes,
             metadata_json(stored_metadata),
+            body_base,
         )
         token = lease_token(config)
         with self._transaction(write=True) as conn:
             if token is not None:
                 run_sqlite(conn, fence(SQLITE, thread_id, token, ns, checkpoint["id"]))
+            if body_base is not None:
+                found = conn.execute(_EXISTS_CHECKPOINT, (thread_id, ns, body_base)).fetchone()
+                if found is None or not found[0]:
+                    # the keyframe is gone (deleted by another connection): store whole
+                    change = body_base = None
+                    typed = self.serde.dumps_typed(pack_checkpoint(body))
+                    if sealer is not None:
+                        typed = sealer.seal(("c", thread_id, ns, checkpoint["id"]), typed)
+                    row = (*row[:4], typed[0], typed[1], *row[6:9], None)
+            if conn.execute(_EXISTS_CHECKPOINT, (thread_id, ns, checkpoint["id"])).fetchone():
+                # saved again under its id: the bodies stored against it go whole first
+                self.keyframes.drop(key, checkpoint["id"])
+                for ns_, cid, ctype_, cbytes_ in conn.execute(
+                    "SELECT checkpoint_ns, checkpoint_id, type, checkpoint FROM checkpoints "
+                    "WHERE thread_id = ? AND checkpoint_ns = ? AND body_base = ?",
+                    (thread_id, ns, checkpoint["id"]),
+                ).fetchall():
+                    self._store_whole(conn, thread_id, ns_, cid, (ctype_, cbytes_))
             for i, entry in enumerate(list(p[1] for p in pending)):
                 if entry.base is None:
                     continue
@@ -608,6 +719,7 @@ class SqliteSaver(SqliteUpkeep, SqlLeases, BaseCheckpointSaver[str]):
         if codec is not None:
             for _, entry in pending:
                 codec.commit(entry)
+        self.keyframes.commit(key, checkpoint["id"], body, change is not None)
         return checkpoint_config(thread_id, ns, checkpoint["id"])
 
     def put_writes(
