@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from typing_extensions import TypedDict
 
-from stategraph.checkpoint._body_delta import MARK, Keyframes, apply_delta
+from stategraph.checkpoint._body_delta import MARK, Keyframes, apply_delta, stored_hash
 from stategraph.checkpoint.serde.base import DeserializationError
 from stategraph.checkpoint.sqlite import SqliteSaver
 from stategraph.checkpoint.sqlite._schema import MIGRATIONS, VALUES_FORMAT
@@ -171,6 +171,29 @@ def test_keyframe_deleted_by_another_connection_makes_the_next_body_whole(
     assert _rows(saver, "t")[-1][1] is None  # not stored against the lost keyframe
 
 
+def test_a_keyframe_replaced_behind_the_writers_back_is_refused(
+    saver: Recording, tmp_path: Path
+) -> None:
+    graph = chain(150).compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": "t"}}
+    graph.invoke({"n": 0}, config)
+    base = _rows(saver, "t")[-1][1]
+    assert base is not None
+    # another process saves the keyframe again, without rewriting its dependents
+    other = _connect(tmp_path / "delta.sqlite")
+    (mine,) = other.execute(
+        "SELECT checkpoint FROM checkpoints WHERE checkpoint_id < ? AND body_base IS NULL "
+        "ORDER BY checkpoint_id DESC LIMIT 1",
+        (base,),
+    ).fetchone()
+    other.execute("UPDATE checkpoints SET checkpoint = ? WHERE checkpoint_id = ?", (mine, base))
+    other.close()
+    with pytest.raises(DeserializationError, match="replaced"):
+        saver.get_tuple(config)
+    with pytest.raises(DeserializationError, match="replaced"):
+        list(saver.list(config))
+
+
 def test_copy_thread_keeps_bodies_readable(saver: Recording) -> None:
     graph = chain(150).compile(checkpointer=saver)
     graph.invoke({"n": 0}, {"configurable": {"thread_id": "src"}})
@@ -258,7 +281,7 @@ def test_keyframes_encode_and_apply_round_trip() -> None:
         "updated_channels": None,
     }
     assert frames.encode(("t", ""), None, body) is None  # no keyframe yet
-    frames.commit(("t", ""), "a", body, False)
+    frames.commit(("t", ""), "a", body, False, b"stored bytes of a")
     vs["n0"]["c0"] = "mutated after put"  # the caller's dicts are not the frame's
     nxt = copy.deepcopy(body)
     nxt.update(id="b", ts="t1", updated_channels=["c1"])
@@ -269,6 +292,7 @@ def test_keyframes_encode_and_apply_round_trip() -> None:
     del nxt["versions_seen"]["n3"]
     change = frames.encode(("t", ""), "a", nxt)
     assert change is not None and change[0] == MARK and change[2] == "a"
+    assert change[10] == stored_hash(b"stored bytes of a")
     keyframe = {**body, "versions_seen": {**vs, "n0": {"c0": cv["c0"]}}}
     assert apply_delta(change, keyframe, "b") == nxt
     # a parent other than the last body written: stored whole

@@ -8,12 +8,15 @@ body (a keyframe) now and then and, in between, each checkpoint of the same chai
 (each one's parent is the one written before it) as the entries that differ from the
 keyframe::
 
-    [MARK, FORMAT, keyframe_id, v, ts, cv_set, cv_removed, vs_set, vs_removed, updated]
+    [MARK, FORMAT, keyframe_id, v, ts, cv_set, cv_removed, vs_set, vs_removed, updated,
+     keyframe_hash]
 
 ``cv_set``/``vs_set`` map channels/nodes to their new version/``versions_seen``;
 ``*_removed`` list the keys the keyframe has and this body has not. Reading takes two
 rows at most: the body and its keyframe (a full body of the same thread and
-namespace). A new keyframe is written when the change grows past
+namespace). ``keyframe_hash`` (:func:`stored_hash` of the keyframe's serialized bytes)
+lets a reader refuse a keyframe replaced behind the writer's back (another process
+saving that checkpoint again) instead of misreading the body. A new keyframe is written when the change grows past
 ``max(MIN_BUDGET, entries // BUDGET_DIVISOR)`` entries, when the parent is not the
 checkpoint written last, or when the keyframe is gone.
 
@@ -32,7 +35,15 @@ from typing import Any
 from stategraph.checkpoint._compact import PACK_LIMIT
 from stategraph.checkpoint.serde.base import DeserializationError
 
-__all__ = ["FORMAT", "MARK", "Keyframes", "apply_delta", "delta_base"]
+__all__ = [
+    "FORMAT",
+    "MARK",
+    "Keyframes",
+    "apply_delta",
+    "check_keyframe",
+    "delta_base",
+    "stored_hash",
+]
 
 MARK = "sg-cpd"
 """First item of a body stored as a change (a full body is a dict or a packed list
@@ -56,9 +67,27 @@ def _added(changed: dict[str, Any], before: dict[str, Any]) -> int:
     return sum(1 for k in changed if k not in before)
 
 
+def stored_hash(stored: bytes) -> int:
+    """A 64-bit hash of a keyframe's serialized bytes (before any sealing, so that a
+    copy re-sealed for another thread keeps it)."""
+    import xxhash
+
+    return int(xxhash.xxh3_64_intdigest(stored))
+
+
+def check_keyframe(stored: Any, keyframe_bytes: bytes, checkpoint_id: str) -> None:
+    """Raise unless ``keyframe_bytes`` are the keyframe the change ``stored`` was
+    made against."""
+    if stored_hash(keyframe_bytes) != stored[10]:
+        raise DeserializationError(
+            f"Checkpoint {checkpoint_id}: its keyframe {stored[2]} was replaced after the "
+            "checkpoint was saved against it (checkpoint data is inconsistent)."
+        )
+
+
 def delta_base(stored: Any) -> str | None:
     """The keyframe id of a body stored as a change, else ``None``."""
-    if type(stored) is list and len(stored) == 10 and stored[0] == MARK:
+    if type(stored) is list and len(stored) == 11 and stored[0] == MARK:
         return str(stored[2])
     return None
 
@@ -70,7 +99,7 @@ def apply_delta(stored: Any, keyframe: dict[str, Any], checkpoint_id: str) -> di
             f"Checkpoint {checkpoint_id} is stored as a change in format {stored[1]}, "
             f"which this release cannot read (it reads format {FORMAT}): upgrade stategraph."
         )
-    _, _, _, v, ts, cv_set, cv_removed, vs_set, vs_removed, updated = stored
+    _, _, _, v, ts, cv_set, cv_removed, vs_set, vs_removed, updated, _ = stored
     cv = dict(keyframe["channel_versions"])
     cv.update(cv_set)
     for k in cv_removed:
@@ -95,6 +124,7 @@ class _Frame:
     cv: dict[str, Any]  # private copies of its maps
     vs: dict[str, dict[str, Any]]
     last: str  # the checkpoint written last on this chain
+    hash: int  # stored_hash of the keyframe's serialized bytes
 
 
 class Keyframes:
@@ -151,6 +181,7 @@ class Keyframes:
             vs_set,
             vs_removed,
             body["updated_channels"],
+            frame.hash,
         ]
 
     def keyframe_of(self, key: tuple[str, str]) -> str | None:
@@ -159,10 +190,16 @@ class Keyframes:
         return None if frame is None else frame.id
 
     def commit(
-        self, key: tuple[str, str], checkpoint_id: str, body: dict[str, Any], delta: bool
+        self,
+        key: tuple[str, str],
+        checkpoint_id: str,
+        body: dict[str, Any],
+        delta: bool,
+        stored: bytes,
     ) -> None:
         """Record that ``body`` was stored as ``checkpoint_id`` (as a change when
-        ``delta``, else whole: a big body becomes the new keyframe)."""
+        ``delta``, else whole, as the bytes ``stored``: a big body becomes the new
+        keyframe)."""
         if delta:
             frame = self._frames.get(key)
             if frame is not None:
@@ -180,7 +217,11 @@ class Keyframes:
             return
         self._frames.pop(key, None)  # (re)inserted last: the most recent
         self._frames[key] = _Frame(
-            checkpoint_id, dict(cv), {n: dict(s) for n, s in vs.items()}, checkpoint_id
+            checkpoint_id,
+            dict(cv),
+            {n: dict(s) for n, s in vs.items()},
+            checkpoint_id,
+            stored_hash(stored),
         )
         while len(self._frames) > MAX_FRAMES:
             del self._frames[next(iter(self._frames))]

@@ -23,7 +23,12 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from stategraph.checkpoint._body_delta import Keyframes, apply_delta, delta_base
+from stategraph.checkpoint._body_delta import (
+    Keyframes,
+    apply_delta,
+    check_keyframe,
+    delta_base,
+)
 from stategraph.checkpoint._compact import pack_checkpoint, unpack_checkpoint
 from stategraph.checkpoint._ids import next_string_version
 from stategraph.checkpoint._intern import Interner, Resolver
@@ -267,11 +272,11 @@ class SqliteSaver(SqliteUpkeep, SqlLeases, BaseCheckpointSaver[str]):
         ns: str,
         checkpoint_id: str,
         stored: tuple[str, bytes],
-        memo: dict[str, dict[str, Any]] | None = None,
+        memo: dict[tuple[str, Any], dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
         """The body (checkpoint without values) stored as ``stored`` (still sealed) for
         ``checkpoint_id``; a body stored as a change reads its keyframe too (from
-        ``memo`` when there, keyed by id)."""
+        ``memo`` when there, keyed by id and hash)."""
         loads = self.serde.loads_typed
         sealer = sealer_of(self.serde)
         if sealer is not None:
@@ -280,7 +285,7 @@ class SqliteSaver(SqliteUpkeep, SqlLeases, BaseCheckpointSaver[str]):
         base = delta_base(value)
         if base is None:
             return unpack_checkpoint(value, checkpoint_id)
-        keyframe = None if memo is None else memo.get(base)
+        keyframe = None if memo is None else memo.get((base, value[10]))
         if keyframe is None:
             found = conn.execute(_SELECT_BODY, (thread_id, ns, base)).fetchone()
             if found is None:
@@ -292,6 +297,7 @@ class SqliteSaver(SqliteUpkeep, SqlLeases, BaseCheckpointSaver[str]):
             typed = (found[0], found[1])
             if sealer is not None:
                 typed = sealer.unseal(("c", thread_id, ns, base), typed)
+            check_keyframe(value, typed[1], checkpoint_id)
             kf_value = loads(typed)
             if delta_base(kf_value) is not None:
                 raise DeserializationError(
@@ -302,7 +308,7 @@ class SqliteSaver(SqliteUpkeep, SqlLeases, BaseCheckpointSaver[str]):
             if memo is not None:
                 if len(memo) >= 2:
                     memo.clear()
-                memo[base] = keyframe
+                memo[(base, value[10])] = keyframe
         return apply_delta(value, keyframe, checkpoint_id)
 
     def _rewrite_bodies(
@@ -340,7 +346,7 @@ class SqliteSaver(SqliteUpkeep, SqlLeases, BaseCheckpointSaver[str]):
         self,
         conn: sqlite3.Connection,
         row: Sequence[Any],
-        memo: dict[str, dict[str, Any]] | None = None,
+        memo: dict[tuple[str, Any], dict[str, Any]] | None = None,
     ) -> CheckpointTuple:
         """Build a tuple from a ``checkpoints`` row, reading its values and writes
         (``memo``: keyframe bodies already read, see :meth:`_read_body`)."""
@@ -578,7 +584,7 @@ class SqliteSaver(SqliteUpkeep, SqlLeases, BaseCheckpointSaver[str]):
             )
             args = [*params, *(last or ()), page]
             items: list[CheckpointTuple] = []
-            memo: dict[str, dict[str, Any]] = {}
+            memo: dict[tuple[str, Any], dict[str, Any]] = {}
             with self._transaction(write=False) as conn:
                 rows = conn.execute(sql, args).fetchall()
                 sealer = sealer_of(self.serde)
@@ -648,6 +654,7 @@ class SqliteSaver(SqliteUpkeep, SqlLeases, BaseCheckpointSaver[str]):
         change = self.keyframes.encode(key, parent_id, body)
         body_base = None if change is None else self.keyframes.keyframe_of(key)
         ctype, cbytes = self.serde.dumps_typed(pack_checkpoint(body) if change is None else change)
+        plain = cbytes  # (what a keyframe's hash covers: its bytes before sealing)
         stored_metadata = get_checkpoint_metadata(config, metadata)
         mtype, mbytes = self.serde.dumps_typed(stored_metadata)
         sealer = sealer_of(self.serde)
@@ -676,6 +683,7 @@ class SqliteSaver(SqliteUpkeep, SqlLeases, BaseCheckpointSaver[str]):
                     # the keyframe is gone (deleted by another connection): store whole
                     change = body_base = None
                     typed = self.serde.dumps_typed(pack_checkpoint(body))
+                    plain = typed[1]
                     if sealer is not None:
                         typed = sealer.seal(("c", thread_id, ns, checkpoint["id"]), typed)
                     row = (*row[:4], typed[0], typed[1], *row[6:9], None)
@@ -719,7 +727,7 @@ class SqliteSaver(SqliteUpkeep, SqlLeases, BaseCheckpointSaver[str]):
         if codec is not None:
             for _, entry in pending:
                 codec.commit(entry)
-        self.keyframes.commit(key, checkpoint["id"], body, change is not None)
+        self.keyframes.commit(key, checkpoint["id"], body, change is not None, plain)
         return checkpoint_config(thread_id, ns, checkpoint["id"])
 
     def put_writes(
