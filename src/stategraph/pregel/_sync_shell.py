@@ -154,7 +154,15 @@ class _Saver:
         the first error is kept and the calls after it are skipped."""
         if self.error is not None:
             return
-        batch = getattr(self.saver, "batch", None) if len(calls) > 1 else None
+        from stategraph.checkpoint.base import BaseCheckpointSaver
+
+        # only a saver built on the base class: another object's ``batch`` may mean
+        # something else (a store's batch of operations)
+        batch = (
+            self.saver.batch
+            if len(calls) > 1 and isinstance(self.saver, BaseCheckpointSaver)
+            else None
+        )
         try:
             with batch() if batch is not None else nullcontext():
                 for name, args in calls:
