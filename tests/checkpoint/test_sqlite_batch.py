@@ -17,7 +17,7 @@ from stategraph.checkpoint.base import CheckpointMetadata, create_checkpoint, em
 from stategraph.checkpoint.memory import InMemorySaver
 from stategraph.checkpoint.sqlite import SqliteSaver
 from stategraph.graph import END, START, StateGraph
-from stategraph.pregel.sync_shell import _Saver
+from stategraph.pregel._sync_shell import _Saver
 
 
 @pytest.fixture
