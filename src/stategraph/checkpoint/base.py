@@ -13,6 +13,7 @@ serializer, :mod:`asyncio` and the channel classes are imported only where used.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any, Generic, Literal, NamedTuple, TypeVar, Union
 
 from typing_extensions import TypedDict
@@ -563,6 +564,14 @@ class BaseCheckpointSaver(LeaseSupport, Generic[V]):
         return self._task_paths(saved)
 
     # -- versions --------------------------------------------------------------
+
+    def batch(self) -> AbstractContextManager[None]:
+        """A block whose ``put``/``put_writes`` calls (on the calling thread) the saver
+        may save in one transaction, each call still applied or failing on its own,
+        in order. The runtime's background saver thread wraps the calls it finds
+        queued together in it. This default does nothing special; ``SqliteSaver``
+        commits the block once."""
+        return nullcontext()
 
     def get_next_version(self, current: V | None, channel: None) -> V:
         """Return the version that follows ``current`` (``None`` = no version yet).

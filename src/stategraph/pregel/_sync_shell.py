@@ -14,6 +14,7 @@ import queue
 import threading
 import time
 from collections.abc import Generator, Iterator
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
 from stategraph.errors import GraphBubbleUp, GraphInterrupt, sync_timeout_error
@@ -129,19 +130,50 @@ class _Saver:
     def _work(self) -> None:
         assert self.queue is not None
         while True:
-            item = self.queue.get()
-            if item is None:
-                return
-            name, args = item
-            if self.error is None:
+            # every call queued by now goes in one batch (one commit for a SQL saver)
+            calls = [self.queue.get()]
+            while True:
                 try:
-                    getattr(self.saver, name)(*args)
-                except BaseException as exc:
-                    self.error = exc
-            with self.cond:
-                self.pending -= 1
-                if self.pending == 0:
-                    self.cond.notify_all()
+                    calls.append(self.queue.get_nowait())
+                except queue.Empty:
+                    break
+            stop = None in calls
+            if stop:
+                calls = calls[: calls.index(None)]
+            if calls:
+                self._perform(calls)
+                with self.cond:
+                    self.pending -= len(calls)
+                    if self.pending == 0:
+                        self.cond.notify_all()
+            if stop:
+                return
+
+    def _perform(self, calls: list[tuple[str, tuple[Any, ...]]]) -> None:
+        """Make ``calls`` in order (in one ``saver.batch()`` when there are several);
+        the first error is kept and the calls after it are skipped."""
+        if self.error is not None:
+            return
+        from stategraph.checkpoint.base import BaseCheckpointSaver
+
+        # only a saver built on the base class: another object's ``batch`` may mean
+        # something else (a store's batch of operations)
+        batch = (
+            self.saver.batch
+            if len(calls) > 1 and isinstance(self.saver, BaseCheckpointSaver)
+            else None
+        )
+        try:
+            with batch() if batch is not None else nullcontext():
+                for name, args in calls:
+                    try:
+                        getattr(self.saver, name)(*args)
+                    except BaseException as exc:
+                        self.error = exc
+                        break
+        except BaseException as exc:  # the batch's own commit failed
+            if self.error is None:
+                self.error = exc
 
     def call(self, name: str, args: tuple[Any, ...], blocking: bool) -> Any:
         if name == "put_writes" and not self.path_ok:

@@ -23,6 +23,12 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from stategraph.checkpoint._body_delta import (
+    Keyframes,
+    apply_delta,
+    check_keyframe,
+    delta_base,
+)
 from stategraph.checkpoint._compact import pack_checkpoint, unpack_checkpoint
 from stategraph.checkpoint._ids import next_string_version
 from stategraph.checkpoint._intern import Interner, Resolver
@@ -60,11 +66,13 @@ from stategraph.checkpoint.langgraph_import._guard import refuse_langgraph_sqlit
 from stategraph.checkpoint.lease import lease_token
 from stategraph.checkpoint.lease_savers import SqlLeases
 from stategraph.checkpoint.lease_sql import SQLITE, Op, fence, run_sqlite
+from stategraph.checkpoint.serde.base import DeserializationError
 from stategraph.checkpoint.sqlite._filters import filter_clauses, metadata_json
 from stategraph.checkpoint.sqlite._schema import check_format, configure, has_json, migrate
 from stategraph.checkpoint.sqlite._statements import (
     _COLUMNS,
     _EMPTY,
+    _EXISTS_CHECKPOINT,
     _INSERT_BLOB,
     _INSERT_CHECKPOINT,
     _INSERT_ITEM,
@@ -72,6 +80,7 @@ from stategraph.checkpoint.sqlite._statements import (
     _ITEM_CHUNK,
     _PAGE,
     _SELECT_BLOB,
+    _SELECT_BODY,
     _SELECT_CHAIN,
     _TOUCH,
     _UPSERT_WRITE,
@@ -131,6 +140,8 @@ class SqliteSaver(SqliteUpkeep, SqlLeases, BaseCheckpointSaver[str]):
         self.lock = threading.RLock()
         self.is_setup = False
         self._json = False
+        self._batching = False
+        self.keyframes = Keyframes()
 
     @classmethod
     @contextmanager
@@ -169,10 +180,54 @@ class SqliteSaver(SqliteUpkeep, SqlLeases, BaseCheckpointSaver[str]):
             )
 
     @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Make the calls of the block (on this thread) one write transaction: one
+        commit (one sync to disk) for all of them instead of one each.
+
+        Each call still succeeds or fails on its own: it runs in a savepoint, and a
+        call that raises leaves nothing behind while the calls before it stay in the
+        transaction, committed when the block ends. Other threads using this saver
+        wait for the block to end. If the final commit fails, no call of the block is
+        saved and the error is raised.
+        """
+        with self.lock:
+            if self._batching:
+                yield
+                return
+            if not self.is_setup:
+                self.setup()
+            self._check_idle()
+            conn = self.conn
+            conn.execute("BEGIN IMMEDIATE")
+            self._batching = True
+            try:
+                yield
+            except BaseException:
+                self._batching = False
+                conn.rollback()
+                raise
+            self._batching = False
+            if not conn.in_transaction:
+                raise sqlite3.OperationalError(
+                    f"{type(self).__name__}.batch: SQLite ended the batch's transaction "
+                    "(after an I/O error): none of its calls was saved."
+                )
+            try:
+                conn.commit()
+            except BaseException:
+                if conn.in_transaction:
+                    conn.rollback()
+                raise
+
+    @contextmanager
     def _transaction(self, *, write: bool) -> Iterator[sqlite3.Connection]:
         """Hold the lock and run the block in one transaction (``IMMEDIATE`` for
-        writes, so it waits for the file's write lock up front); roll back on error."""
+        writes, so it waits for the file's write lock up front); roll back on error.
+        Inside :meth:`batch` the block is a savepoint of the batch's transaction."""
         with self.lock:
+            if self._batching:
+                yield from self._savepoint()
+                return
             if not self.is_setup:
                 self.setup()
             self._check_idle()
@@ -185,6 +240,20 @@ class SqliteSaver(SqliteUpkeep, SqlLeases, BaseCheckpointSaver[str]):
                 raise
             conn.commit()
 
+    def _savepoint(self) -> Iterator[sqlite3.Connection]:
+        """The body of :meth:`_transaction` inside a batch: a savepoint, rolled back
+        alone if the block raises."""
+        conn = self.conn
+        conn.execute("SAVEPOINT sg_call")
+        try:
+            yield conn
+        except BaseException:
+            if conn.in_transaction:  # (an I/O error may have ended the whole batch)
+                conn.execute("ROLLBACK TO sg_call")
+                conn.execute("RELEASE sg_call")
+            raise
+        conn.execute("RELEASE sg_call")
+
     def _lease_run(self, op: Op, single: bool = False) -> Any:
         """Run a lease operation in one write transaction (tables made on first use;
         ``single`` changes nothing here: the transaction is local and cheap)."""
@@ -196,15 +265,99 @@ class SqliteSaver(SqliteUpkeep, SqlLeases, BaseCheckpointSaver[str]):
         self._lease_tables = True  # committed
         return result
 
-    def _load(self, conn: sqlite3.Connection, row: Sequence[Any]) -> CheckpointTuple:
-        """Build a tuple from a ``checkpoints`` row, reading its values and writes."""
+    def _read_body(
+        self,
+        conn: sqlite3.Connection,
+        thread_id: str,
+        ns: str,
+        checkpoint_id: str,
+        stored: tuple[str, bytes],
+        memo: dict[tuple[str, Any], dict[str, Any]] | None = None,
+    ) -> dict[str, Any]:
+        """The body (checkpoint without values) stored as ``stored`` (still sealed) for
+        ``checkpoint_id``; a body stored as a change reads its keyframe too (from
+        ``memo`` when there, keyed by id and hash)."""
+        loads = self.serde.loads_typed
+        sealer = sealer_of(self.serde)
+        if sealer is not None:
+            stored = sealer.unseal(("c", thread_id, ns, checkpoint_id), stored)
+        value = loads(stored)
+        base = delta_base(value)
+        if base is None:
+            return unpack_checkpoint(value, checkpoint_id)
+        keyframe = None if memo is None else memo.get((base, value[10]))
+        if keyframe is None:
+            found = conn.execute(_SELECT_BODY, (thread_id, ns, base)).fetchone()
+            if found is None:
+                raise DeserializationError(
+                    f"Thread '{thread_id}', checkpoint {checkpoint_id}: the keyframe "
+                    f"{base} its body is stored against is missing (checkpoint data is "
+                    "incomplete)."
+                )
+            typed = (found[0], found[1])
+            if sealer is not None:
+                typed = sealer.unseal(("c", thread_id, ns, base), typed)
+            check_keyframe(value, typed[1], checkpoint_id)
+            kf_value = loads(typed)
+            if delta_base(kf_value) is not None:
+                raise DeserializationError(
+                    f"Thread '{thread_id}', checkpoint {checkpoint_id}: its keyframe {base} "
+                    "is not stored whole (checkpoint data is corrupt)."
+                )
+            keyframe = unpack_checkpoint(kf_value, base)
+            if memo is not None:
+                if len(memo) >= 2:
+                    memo.clear()
+                memo[(base, value[10])] = keyframe
+        return apply_delta(value, keyframe, checkpoint_id)
+
+    def _rewrite_bodies(
+        self, conn: sqlite3.Connection, tid: str, keep: set[tuple[str, str]] | None
+    ) -> None:
+        """Store whole (in the caller's write transaction) the bodies of thread ``tid``
+        stored against a keyframe that is about to go: one not in ``keep`` (``keep``
+        ``None``: every body stored as a change)."""
+        rows = conn.execute(
+            "SELECT checkpoint_ns, checkpoint_id, type, checkpoint, body_base FROM "
+            "checkpoints WHERE thread_id = ? AND body_base IS NOT NULL",
+            (tid,),
+        ).fetchall()
+        for ns, cid, ctype, cbytes, base in rows:
+            if keep is not None and ((ns, cid) not in keep or (ns, base) in keep):
+                continue
+            self._store_whole(conn, tid, ns, cid, (ctype, cbytes))
+
+    def _store_whole(
+        self, conn: sqlite3.Connection, tid: str, ns: str, cid: str, stored: tuple[str, bytes]
+    ) -> None:
+        """Rewrite the body of checkpoint ``cid``, stored as a change, whole."""
+        body = self._read_body(conn, tid, ns, cid, stored)
+        typed = self.serde.dumps_typed(pack_checkpoint(body))
+        sealer = sealer_of(self.serde)
+        if sealer is not None:
+            typed = sealer.seal(("c", tid, ns, cid), typed)
+        conn.execute(
+            "UPDATE checkpoints SET type = ?, checkpoint = ?, body_base = NULL WHERE "
+            "thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+            (typed[0], typed[1], tid, ns, cid),
+        )
+
+    def _load(
+        self,
+        conn: sqlite3.Connection,
+        row: Sequence[Any],
+        memo: dict[tuple[str, Any], dict[str, Any]] | None = None,
+    ) -> CheckpointTuple:
+        """Build a tuple from a ``checkpoints`` row, reading its values and writes
+        (``memo``: keyframe bodies already read, see :meth:`_read_body`)."""
         thread_id, ns, checkpoint_id, parent_id, ctype, cbytes, mtype, mbytes = row
         loads = self.serde.loads_typed
         sealer = sealer_of(self.serde)
         if sealer is not None:
-            ctype, cbytes = sealer.unseal(("c", thread_id, ns, checkpoint_id), (ctype, cbytes))
             mtype, mbytes = sealer.unseal(("m", thread_id, ns, checkpoint_id), (mtype, mbytes))
-        checkpoint: Checkpoint = unpack_checkpoint(loads((ctype, cbytes)), checkpoint_id)  # type: ignore[assignment]
+        checkpoint: Checkpoint = self._read_body(  # type: ignore[assignment]
+            conn, thread_id, ns, checkpoint_id, (ctype, cbytes), memo
+        )
         values: dict[str, Any] = {}
         codec = self.delta
         if codec is not None:
@@ -431,6 +584,7 @@ class SqliteSaver(SqliteUpkeep, SqlLeases, BaseCheckpointSaver[str]):
             )
             args = [*params, *(last or ()), page]
             items: list[CheckpointTuple] = []
+            memo: dict[tuple[str, Any], dict[str, Any]] = {}
             with self._transaction(write=False) as conn:
                 rows = conn.execute(sql, args).fetchall()
                 sealer = sealer_of(self.serde)
@@ -441,7 +595,7 @@ class SqliteSaver(SqliteUpkeep, SqlLeases, BaseCheckpointSaver[str]):
                             md = sealer.unseal(("m", row[0], row[1], row[2]), md)
                         if not metadata_matches(self.serde.loads_typed(md), filter):
                             continue
-                    items.append(self._load(conn, row))
+                    items.append(self._load(conn, row, memo))
             for item in items:
                 yield item
                 if remaining is not None:
@@ -496,7 +650,11 @@ class SqliteSaver(SqliteUpkeep, SqlLeases, BaseCheckpointSaver[str]):
             if vtype == DELTA_TYPE and entry is not None and entry.base is not None:
                 base = str(entry.base)
             blob_rows.append((thread_id, ns, channel, str(version), vtype, vbytes, base))
-        ctype, cbytes = self.serde.dumps_typed(pack_checkpoint(body))
+        key = (thread_id, ns)
+        change = self.keyframes.encode(key, parent_id, body)
+        body_base = None if change is None else self.keyframes.keyframe_of(key)
+        ctype, cbytes = self.serde.dumps_typed(pack_checkpoint(body) if change is None else change)
+        plain = cbytes  # (what a keyframe's hash covers: its bytes before sealing)
         stored_metadata = get_checkpoint_metadata(config, metadata)
         mtype, mbytes = self.serde.dumps_typed(stored_metadata)
         sealer = sealer_of(self.serde)
@@ -513,11 +671,31 @@ class SqliteSaver(SqliteUpkeep, SqlLeases, BaseCheckpointSaver[str]):
             mtype,
             mbytes,
             metadata_json(stored_metadata),
+            body_base,
         )
         token = lease_token(config)
         with self._transaction(write=True) as conn:
             if token is not None:
                 run_sqlite(conn, fence(SQLITE, thread_id, token, ns, checkpoint["id"]))
+            if body_base is not None:
+                found = conn.execute(_EXISTS_CHECKPOINT, (thread_id, ns, body_base)).fetchone()
+                if found is None or not found[0]:
+                    # the keyframe is gone (deleted by another connection): store whole
+                    change = body_base = None
+                    typed = self.serde.dumps_typed(pack_checkpoint(body))
+                    plain = typed[1]
+                    if sealer is not None:
+                        typed = sealer.seal(("c", thread_id, ns, checkpoint["id"]), typed)
+                    row = (*row[:4], typed[0], typed[1], *row[6:9], None)
+            if conn.execute(_EXISTS_CHECKPOINT, (thread_id, ns, checkpoint["id"])).fetchone():
+                # saved again under its id: the bodies stored against it go whole first
+                self.keyframes.drop(key, checkpoint["id"])
+                for ns_, cid, ctype_, cbytes_ in conn.execute(
+                    "SELECT checkpoint_ns, checkpoint_id, type, checkpoint FROM checkpoints "
+                    "WHERE thread_id = ? AND checkpoint_ns = ? AND body_base = ?",
+                    (thread_id, ns, checkpoint["id"]),
+                ).fetchall():
+                    self._store_whole(conn, thread_id, ns_, cid, (ctype_, cbytes_))
             for i, entry in enumerate(list(p[1] for p in pending)):
                 if entry.base is None:
                     continue
@@ -549,6 +727,7 @@ class SqliteSaver(SqliteUpkeep, SqlLeases, BaseCheckpointSaver[str]):
         if codec is not None:
             for _, entry in pending:
                 codec.commit(entry)
+        self.keyframes.commit(key, checkpoint["id"], body, change is not None, plain)
         return checkpoint_config(thread_id, ns, checkpoint["id"])
 
     def put_writes(

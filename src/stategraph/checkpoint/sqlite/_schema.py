@@ -105,14 +105,22 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         ) WITHOUT ROWID""",
         "UPDATE storage_format SET version = 4 WHERE name = 'channel_values' AND version < 4",
     ),
+    # v9: format 5 stores the bodies of big checkpoints as their change from a keyframe
+    # body (``_body_delta``); ``body_base`` names that keyframe (NULL: a whole body), so
+    # the saver finds the bodies to rewrite whole before a keyframe is deleted/replaced.
+    (
+        "ALTER TABLE checkpoints ADD COLUMN body_base TEXT",
+        "UPDATE storage_format SET version = 5 WHERE name = 'channel_values' AND version < 5",
+    ),
 )
 
-VALUES_FORMAT = 4
+VALUES_FORMAT = 5
 """The newest storage format this release reads and writes: 1 = every value stored
 whole (releases before delta storage); 2 = list values may be stored as deltas;
 3 = checkpoint bodies packed (``_compact``) and delta headers in delta format 2;
-4 = large list elements interned in the ``items`` table. Each stored body, blob and
-write says which form it has, so a database holds all four."""
+4 = large list elements interned in the ``items`` table; 5 = bodies of big
+checkpoints stored as their change from a keyframe body (``_body_delta``). Each stored
+body, blob and write says which form it has, so a database holds all five."""
 
 
 def configure(conn: sqlite3.Connection) -> None:

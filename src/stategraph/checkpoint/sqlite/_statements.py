@@ -14,8 +14,16 @@ _INSERT_BLOB = (
 )
 _INSERT_CHECKPOINT = (
     "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, "
-    "parent_checkpoint_id, type, checkpoint, metadata_type, metadata, metadata_json) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "parent_checkpoint_id, type, checkpoint, metadata_type, metadata, metadata_json, "
+    "body_base) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_EXISTS_CHECKPOINT = (
+    "SELECT body_base IS NULL FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
+    "AND checkpoint_id = ?"
+)
+_SELECT_BODY = (
+    "SELECT type, checkpoint FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
+    "AND checkpoint_id = ?"
 )
 _WRITE_COLUMNS = (
     "thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, task_path, seq"

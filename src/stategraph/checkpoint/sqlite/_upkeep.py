@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
+from stategraph.checkpoint._body_delta import Keyframes
 from stategraph.checkpoint._list_delta import ListDeltaCodec
 from stategraph.checkpoint._retention import (
     PruneStrategy,
@@ -49,6 +50,7 @@ class _Host(Protocol):
     is_setup: bool
     ttl: TTLConfig | None
     delta: ListDeltaCodec | None
+    keyframes: Keyframes
     serde: Any
     _sweeper: Sweeper | None
 
@@ -73,6 +75,9 @@ class _Host(Protocol):
         tuples: Sequence[CheckpointTuple],
     ) -> None: ...
     def _collect(self, conn: sqlite3.Connection, tid: str) -> None: ...
+    def _rewrite_bodies(
+        self, conn: sqlite3.Connection, tid: str, keep: set[tuple[str, str]]
+    ) -> None: ...
     def _copy_sealed(
         self, conn: sqlite3.Connection, sealer: Sealer, src: str, dst: str
     ) -> None: ...
@@ -94,6 +99,7 @@ class SqliteUpkeep:
             conn.execute("DELETE FROM blobs WHERE thread_id = ?", key)
             conn.execute("DELETE FROM items WHERE thread_id = ?", key)
             conn.execute("DELETE FROM thread_ttl WHERE thread_id = ?", key)
+        self.keyframes.forget(str(thread_id))
         if self.delta is not None:
             self.delta.forget(str(thread_id))
         self._reclaim()
@@ -193,9 +199,9 @@ class SqliteUpkeep:
             conn.execute(
                 "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, "
                 "parent_checkpoint_id, type, checkpoint, metadata_type, metadata, "
-                "metadata_json) SELECT ?, checkpoint_ns, checkpoint_id, parent_checkpoint_id, "
-                "type, checkpoint, metadata_type, metadata, metadata_json FROM checkpoints "
-                "WHERE thread_id = ?",
+                "metadata_json, body_base) SELECT ?, checkpoint_ns, checkpoint_id, "
+                "parent_checkpoint_id, type, checkpoint, metadata_type, metadata, "
+                "metadata_json, body_base FROM checkpoints WHERE thread_id = ?",
                 (dst, src),
             )
             conn.execute(
@@ -228,7 +234,8 @@ class SqliteUpkeep:
 
         rows = conn.execute(
             "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, "
-            "metadata_type, metadata, metadata_json FROM checkpoints WHERE thread_id = ?",
+            "metadata_type, metadata, metadata_json, body_base FROM checkpoints "
+            "WHERE thread_id = ?",
             (src,),
         ).fetchall()
         conn.executemany(
@@ -242,8 +249,9 @@ class SqliteUpkeep:
                     *move(("c", src, ns, cid), ct, cb),
                     *move(("m", src, ns, cid), mt, mb),
                     mjson,
+                    base,
                 )
-                for ns, cid, parent, ct, cb, mt, mb, mjson in rows
+                for ns, cid, parent, ct, cb, mt, mb, mjson, base in rows
             ],
         )
         writes = conn.execute(
@@ -303,7 +311,8 @@ class SqliteUpkeep:
         tuples: Sequence[CheckpointTuple],
     ) -> None:
         """Keep only the checkpoints ``keep`` of thread ``tid`` (inside a write
-        transaction): rebase the kept delta values, then delete the rest."""
+        transaction): rebase the kept delta values and bodies, then delete the rest."""
+        self._rewrite_bodies(conn, tid, keep)
         dropped, referenced, kept = partition(tuples, keep)
         drop = [(tid, ns, cid) for ns, cid in dropped]
         for ns, channel, version, value in kept:
@@ -403,6 +412,7 @@ class SqliteUpkeep:
                     continue
                 for table in ("checkpoints", "writes", "blobs", "items", "thread_ttl"):
                     conn.execute(f"DELETE FROM {table} WHERE thread_id = ?", (tid,))
+            self.keyframes.forget(tid)
             if self.delta is not None:
                 self.delta.forget(tid)
             count += 1
