@@ -23,6 +23,7 @@ from stategraph.constants import (
 from stategraph.pregel.algo import StepTracker, increment
 from stategraph.pregel.run import RunContext
 from stategraph.pregel.task import Task
+from stategraph.pregel.views import StateViews
 from stategraph.types import Interrupt
 
 _SUCCESS_EXCLUDED = frozenset(
@@ -107,6 +108,8 @@ class LoopFields:
         # answer reaches its interrupt in whichever step asks
         self.answer_any_step = run.nested and self.saver is None and run.resuming
         self.tracker: StepTracker | None = None
+        # the current values of what nodes read, kept up to date by the tracker's steps
+        self.views: StateViews | None = None
 
     def _base_configurable(self) -> dict[str, Any]:
         run = self.run

@@ -17,6 +17,7 @@ from stategraph.pregel._loop.prepare import PrepareMixin
 from stategraph.pregel._loop.resume_ids import check_resume_ids
 from stategraph.pregel.algo import StepTracker, apply_writes
 from stategraph.pregel.io import map_command, map_input, read_output
+from stategraph.pregel.views import StateViews, read_sets
 from stategraph.types import Command
 
 
@@ -217,6 +218,7 @@ class StartMixin(PrepareMixin, CheckpointsMixin):
         self.stop = stop
         # from here on the channels change only through the steps' apply_writes
         self.tracker = StepTracker(self.channels, self.graph.step_scoped)
+        self.views = self.tracker.views = StateViews(self.channels, read_sets(self.graph))
         if self.want_checkpoints:
             # what moved since the last checkpoint (a resumed run's null writes)
             saved = (self.saved_versions if self.save_loop else self._values_versions) or {}
