@@ -6,7 +6,7 @@ The loop's behaviour lives in mixins, one concern each (``checkpoints``, ``repor
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from stategraph.channels.base import BaseChannel
@@ -21,6 +21,7 @@ from stategraph.constants import (
     RESUME_ASKED,
 )
 from stategraph.pregel.algo import StepTracker, increment
+from stategraph.pregel.io import read_output
 from stategraph.pregel.run import RunContext
 from stategraph.pregel.task import Task
 from stategraph.pregel.views import StateViews
@@ -110,6 +111,13 @@ class LoopFields:
         self.tracker: StepTracker | None = None
         # the current values of what nodes read, kept up to date by the tracker's steps
         self.views: StateViews | None = None
+
+    def read_state(self, keys: str | Sequence[str]) -> Any:
+        """The values of ``keys`` (``read_output``), from the kept views when valid."""
+        views = self.views
+        if views is not None and views.channels is self.channels and not isinstance(keys, str):
+            return views.read(keys)
+        return read_output(self.channels, keys)
 
     def _base_configurable(self) -> dict[str, Any]:
         run = self.run

@@ -49,6 +49,8 @@ class WritesMixin(PrepareMixin, CheckpointsMixin):
             done = [t for t in self.tasks.values() if t.done and not t.interrupted]
             changed: set[str] = set()
             if done:
+                # (the channels change here without the tracker: the views go stale)
+                self.views = None
                 saved_cp = self.checkpoint
                 self.checkpoint = {
                     **saved_cp,
@@ -95,7 +97,7 @@ class WritesMixin(PrepareMixin, CheckpointsMixin):
         if not self.output_written and self._touches(self.updated, run.output_keys):
             self.output_written = True
         if "values" in run.modes and self._touches(self.updated, run.stream_keys):
-            run.emit("values", read_output(self.channels, run.stream_keys))
+            run.emit("values", self.read_state(run.stream_keys))
         if run.interrupt_after and _hits_breakpoint(run.interrupt_after, self.tasks.values()):
             yield from self._save("loop", self.step)
             self.status = "interrupt_after"
