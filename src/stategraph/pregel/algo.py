@@ -240,8 +240,14 @@ class StepTracker:
 
     __slots__ = ("always", "live", "moved", "top", "tracked", "views")
 
-    def __init__(self, channels: Mapping[str, BaseChannel], step_scoped: Iterable[str]) -> None:
-        self.tracked, self.always = _split_scoped(channels, step_scoped)
+    def __init__(
+        self,
+        channels: Mapping[str, BaseChannel],
+        step_scoped: Iterable[str],
+        split: tuple[frozenset[str], tuple[str, ...]] | None = None,
+    ) -> None:
+        # (``split``: what split_scoped(channels, step_scoped) returns, kept by the caller)
+        self.tracked, self.always = split or split_scoped(channels, step_scoped)
         self.live = {k for k in self.tracked if channels[k].is_available()}
         self.top: Any = _UNSET
         # names of the channels whose version moved since the owner last reset it to a
@@ -272,10 +278,11 @@ _UNSET: Any = object()
 _KNOWN_SCOPED: tuple[type, ...] | None = None
 
 
-def _split_scoped(
+def split_scoped(
     channels: Mapping[str, BaseChannel], step_scoped: Iterable[str]
 ) -> tuple[frozenset[str], tuple[str, ...]]:
-    """``step_scoped`` split into built-in kinds (tracked) and other kinds (always)."""
+    """``step_scoped`` split into built-in kinds (tracked) and other kinds (always):
+    what :class:`StepTracker` follows (it depends only on the channels' classes)."""
     global _KNOWN_SCOPED
     known = _KNOWN_SCOPED
     if known is None:

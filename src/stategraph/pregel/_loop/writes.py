@@ -37,11 +37,13 @@ class WritesMixin(PrepareMixin, CheckpointsMixin):
         todo = [t for t in self.tasks.values() if not t.done]
         if todo:
             yield (fx.EXECUTE, todo)
-        errors = [t for t in self.tasks.values() if t.error is not None and not t.handled]
-        interrupted = [t for t in self.tasks.values() if t.interrupted]
-        if errors:
-            self.status = "error"
-            raise errors[0].error  # type: ignore[misc]
+        interrupted: list[Task] = []
+        for t in self.tasks.values():
+            if t.error is not None and not t.handled:
+                self.status = "error"
+                raise t.error
+            if t.interrupted:
+                interrupted.append(t)
         if interrupted:
             self.status = "interrupted"
             for t in interrupted:
