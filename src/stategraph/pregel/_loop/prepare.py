@@ -83,8 +83,11 @@ class PrepareMixin(ReportMixin):
             found: set[str] = set()
             for c in updated:
                 found.update(self.trigger_to_nodes.get(c, ()))
-            order = self.graph.node_order
-            names = sorted(found, key=order.__getitem__)
+            if len(found) > 1:
+                order = self.graph.node_order
+                names = sorted(found, key=order.__getitem__)
+            else:
+                names = found
         for name in names:
             node = self.nodes[name]
             if not triggered(node.triggers, channels, versions, seen_all.get(name), null):
