@@ -12,8 +12,8 @@ from stategraph.channels.binop import BinaryOperatorAggregate
 from stategraph.channels.last_value import LastValue
 from stategraph.channels.topic import Topic
 from stategraph.graph import END, START, StateGraph
-from stategraph.pregel.algo import plain_value_channel, read_channels
-from stategraph.pregel.views import ReadSets, StateViews, read_sets
+from stategraph.pregel._algo import plain_value_channel, read_channels
+from stategraph.pregel._views import ReadSets, StateViews, read_sets
 
 
 def test_views_match_read_channels_through_random_changes() -> None:
