@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from stategraph._task_ids import make_task_id
-from stategraph.channels.base import BaseChannel
+from stategraph.channels.base import MISSING, BaseChannel, _ValueChannel
 from stategraph.constants import (
     CALL_RESULT,
     CALL_RESUME,
@@ -34,6 +34,7 @@ __all__ = [
     "make_task_id",
     "triggered",
     "read_channels",
+    "plain_value_channel",
     "local_read",
     "apply_writes",
     "step_scoped_channels",
@@ -113,15 +114,42 @@ def read_channels(channels: Mapping[str, BaseChannel], select: str | Sequence[st
     if isinstance(select, str):
         return channels[select].get()
     values: dict[str, Any] = {}
+    plain = _PLAIN_GET
     for k in select:
         ch = channels.get(k)
         if ch is None:
+            continue
+        kind = type(ch)
+        simple = plain.get(kind)
+        if simple is None:
+            simple = plain_value_channel(kind)
+        if simple:
+            # a value-holding channel: read the value without raising for an empty one
+            value = ch.value  # type: ignore[attr-defined]
+            if value is not MISSING:
+                values[k] = value
             continue
         try:
             values[k] = ch.get()
         except EmptyChannelError:
             pass
     return values
+
+
+_PLAIN_GET: dict[type, bool] = {}
+"""Per channel class: whether :func:`plain_value_channel` holds."""
+
+
+def plain_value_channel(kind: type) -> bool:
+    """Whether channels of class ``kind`` hold one ``value`` that ``get`` returns as it
+    is (empty when ``MISSING``): reading it needs no call, and gives no copy."""
+    simple = _PLAIN_GET.get(kind)
+    if simple is None:
+        simple = _PLAIN_GET[kind] = (
+            getattr(kind, "get", None) is _ValueChannel.get
+            and getattr(kind, "is_available", None) is _ValueChannel.is_available
+        )
+    return simple
 
 
 def local_read(
@@ -206,18 +234,27 @@ class StepTracker:
     before (``always``), and the highest version is remembered (``top``). A tracker is
     valid only while its run's channels change through :func:`apply_writes` calls that
     receive it. When ``moved`` is a set, the channels whose version moved are added to
-    it.
+    it. When ``views`` is set, its ``changed`` method is given the channels each step
+    changed.
     """
 
-    __slots__ = ("always", "live", "moved", "top", "tracked")
+    __slots__ = ("always", "live", "moved", "top", "tracked", "views")
 
-    def __init__(self, channels: Mapping[str, BaseChannel], step_scoped: Iterable[str]) -> None:
-        self.tracked, self.always = _split_scoped(channels, step_scoped)
+    def __init__(
+        self,
+        channels: Mapping[str, BaseChannel],
+        step_scoped: Iterable[str],
+        split: tuple[frozenset[str], tuple[str, ...]] | None = None,
+    ) -> None:
+        # (``split``: what split_scoped(channels, step_scoped) returns, kept by the caller)
+        self.tracked, self.always = split or split_scoped(channels, step_scoped)
         self.live = {k for k in self.tracked if channels[k].is_available()}
         self.top: Any = _UNSET
         # names of the channels whose version moved since the owner last reset it to a
         # set (None: not recorded), so a checkpoint looks only at what changed
         self.moved: set[str] | None = None
+        # the run's StateViews (pregel.views), told which channels each step changed
+        self.views: Any = None
 
     def notify(self) -> list[str]:
         """The channels to give an empty update when a step ends."""
@@ -241,10 +278,11 @@ _UNSET: Any = object()
 _KNOWN_SCOPED: tuple[type, ...] | None = None
 
 
-def _split_scoped(
+def split_scoped(
     channels: Mapping[str, BaseChannel], step_scoped: Iterable[str]
 ) -> tuple[frozenset[str], tuple[str, ...]]:
-    """``step_scoped`` split into built-in kinds (tracked) and other kinds (always)."""
+    """``step_scoped`` split into built-in kinds (tracked) and other kinds (always):
+    what :class:`StepTracker` follows (it depends only on the channels' classes)."""
     global _KNOWN_SCOPED
     known = _KNOWN_SCOPED
     if known is None:
@@ -405,6 +443,8 @@ def apply_writes(
         if changed:
             # only a channel that changed can have become (un)available
             tracker.touched(channels, changed)
+            if tracker.views is not None:
+                tracker.views.changed(changed)
             if next_version is not None:
                 if top is None or next_version > top:
                     tracker.top = next_version

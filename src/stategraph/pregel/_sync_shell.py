@@ -347,11 +347,9 @@ def _is_done_note(item: Any) -> bool:
 
 
 def _drain(chunks: queue.SimpleQueue[Any]) -> Iterator[Any]:
-    while True:
-        try:
-            item = chunks.get_nowait()
-        except queue.Empty:
-            return
+    # (empty() first: the caller is the only consumer, and most steps leave nothing)
+    while not chunks.empty():
+        item = chunks.get_nowait()
         if not _is_done_note(item):
             yield item
 

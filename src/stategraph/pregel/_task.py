@@ -201,6 +201,11 @@ class Scratchpad:
         raise GraphInterrupt((Interrupt(value=value, id=iid, response_schema=schema_json),))
 
 
+_SEND_LOCK = threading.Lock()
+"""Guards :meth:`Task.send` (one lock for all tasks: the appends are short, and a
+task needs no lock of its own to allocate)."""
+
+
 class Task:
     """One unit of work of a super-step: a node run with a given input.
 
@@ -209,7 +214,6 @@ class Task:
     """
 
     __slots__ = (
-        "_lock",
         "cache_key",
         "cached",
         "config",
@@ -284,11 +288,10 @@ class Task:
         # error-handler task took over (the failure then does not fail the step)
         self.node_error: Any = None
         self.handled = False
-        self._lock = threading.Lock()
 
     def send(self, writes: list[tuple[str, Any]]) -> None:
         """Append writes from inside the running node (used by ``interrupt()``)."""
-        with self._lock:
+        with _SEND_LOCK:
             self.writes.extend(writes)
 
     def __repr__(self) -> str:

@@ -12,7 +12,6 @@ from stategraph.channels.base import MISSING
 from stategraph.constants import CONF, NO_WRITES, TASKS
 from stategraph.pregel import _effects as fx
 from stategraph.pregel._checkpoint import COUNTERS_KEY, delta_channels_to_snapshot, read_counters
-from stategraph.pregel._io import read_output
 from stategraph.pregel._loop.fields import LoopFields, _release
 from stategraph.types import Send
 
@@ -452,7 +451,7 @@ class CheckpointsMixin(LoopFields):
         _release(self.tasks)
         self._materialize()
         if self.status in ("done", "out_of_steps"):
-            self.output = read_output(self.channels, run.output_keys)
+            self.output = self.read_state(run.output_keys)
         if self.saver is None:
             return
         if self.status == "done" and run.nested and not run.stateful and not self.save_loop:

@@ -6,7 +6,7 @@ The loop's behaviour lives in mixins, one concern each (``checkpoints``, ``repor
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from stategraph.channels.base import BaseChannel
@@ -21,8 +21,10 @@ from stategraph.constants import (
     RESUME_ASKED,
 )
 from stategraph.pregel._algo import StepTracker, increment
+from stategraph.pregel._io import read_output
 from stategraph.pregel._run import RunContext
 from stategraph.pregel._task import Task
+from stategraph.pregel._views import StateViews
 from stategraph.types import Interrupt
 
 _SUCCESS_EXCLUDED = frozenset(
@@ -107,6 +109,15 @@ class LoopFields:
         # answer reaches its interrupt in whichever step asks
         self.answer_any_step = run.nested and self.saver is None and run.resuming
         self.tracker: StepTracker | None = None
+        # the current values of what nodes read, kept up to date by the tracker's steps
+        self.views: StateViews | None = None
+
+    def read_state(self, keys: str | Sequence[str]) -> Any:
+        """The values of ``keys`` (``read_output``), from the kept views when valid."""
+        views = self.views
+        if views is not None and views.channels is self.channels and not isinstance(keys, str):
+            return views.read(keys)
+        return read_output(self.channels, keys)
 
     def _base_configurable(self) -> dict[str, Any]:
         run = self.run

@@ -53,6 +53,9 @@ class PrepareMixin(ReportMixin):
         cp_id = self.checkpoint_id
         ns = run.ns
         tasks: dict[str, Task] = {}
+        views = self.views
+        if views is not None and views.channels is not channels:
+            views = None
         tch = channels.get(TASKS)
         if tch is not None and tch.is_available():
             for idx, packet in enumerate(tch.get()):
@@ -80,8 +83,11 @@ class PrepareMixin(ReportMixin):
             found: set[str] = set()
             for c in updated:
                 found.update(self.trigger_to_nodes.get(c, ()))
-            order = self.graph.node_order
-            names = sorted(found, key=order.__getitem__)
+            if len(found) > 1:
+                order = self.graph.node_order
+                names = sorted(found, key=order.__getitem__)
+            else:
+                names = found
         for name in names:
             node = self.nodes[name]
             if not triggered(node.triggers, channels, versions, seen_all.get(name), null):
@@ -89,7 +95,11 @@ class PrepareMixin(ReportMixin):
             tid = make_task_id(cp_id, ns, step, name, PULL, *node.triggers)
             inp = None
             if for_execution:
-                inp = read_channels(channels, node.channels)
+                select = node.channels
+                if views is not None and not isinstance(select, str):
+                    inp = views.read(select)
+                else:
+                    inp = read_channels(channels, select)
                 if node.managed:
                     for key, spec in node.managed.items():
                         inp[key] = spec.get(step, self.stop)

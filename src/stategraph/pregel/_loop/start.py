@@ -10,13 +10,14 @@ from typing import Any
 
 from stategraph.constants import CONF, INTERRUPT, NS_SEP, NULL_TASK_ID, RESUME
 from stategraph.errors import EmptyInputError
-from stategraph.pregel import _effects as fx
-from stategraph.pregel._algo import StepTracker, apply_writes
+from stategraph.pregel import effects as fx
+from stategraph.pregel._algo import StepTracker, apply_writes, split_scoped
 from stategraph.pregel._io import map_command, map_input, read_output
 from stategraph.pregel._loop.checkpoints import CheckpointsMixin
 from stategraph.pregel._loop.fields import _SUCCESS_EXCLUDED, WriteBatch
 from stategraph.pregel._loop.prepare import PrepareMixin
 from stategraph.pregel._loop.resume_ids import check_resume_ids
+from stategraph.pregel._views import StateViews, read_sets
 from stategraph.types import Command
 
 
@@ -216,7 +217,8 @@ class StartMixin(PrepareMixin, CheckpointsMixin):
         self.step = prev_step + 1
         self.stop = stop
         # from here on the channels change only through the steps' apply_writes
-        self.tracker = StepTracker(self.channels, self.graph.step_scoped)
+        self.tracker = StepTracker(self.channels, self.graph.step_scoped, _scoped(self.graph))
+        self.views = self.tracker.views = StateViews(self.channels, read_sets(self.graph))
         if self.want_checkpoints:
             # what moved since the last checkpoint (a resumed run's null writes)
             saved = (self.saved_versions if self.save_loop else self._values_versions) or {}
@@ -286,6 +288,19 @@ class StartMixin(PrepareMixin, CheckpointsMixin):
 
         if run.resume_state.null is MISSING_RESUME:
             run.resume_state.null = resume
+
+
+def _scoped(graph: Any) -> tuple[frozenset[str], tuple[str, ...]]:
+    """The graph's step-scoped channels as ``split_scoped`` splits them (computed once
+    per graph: its runs make their channels of the same classes from its specs)."""
+    split: tuple[frozenset[str], tuple[str, ...]] | None = getattr(graph, "_scoped_split", None)
+    if split is None:
+        split = split_scoped(graph.channels, graph.step_scoped)
+        try:
+            graph._scoped_split = split
+        except AttributeError:
+            pass
+    return split
 
 
 def _is_resume_map(resume: Any) -> bool:

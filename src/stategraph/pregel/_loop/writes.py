@@ -37,11 +37,13 @@ class WritesMixin(PrepareMixin, CheckpointsMixin):
         todo = [t for t in self.tasks.values() if not t.done]
         if todo:
             yield (fx.EXECUTE, todo)
-        errors = [t for t in self.tasks.values() if t.error is not None and not t.handled]
-        interrupted = [t for t in self.tasks.values() if t.interrupted]
-        if errors:
-            self.status = "error"
-            raise errors[0].error  # type: ignore[misc]
+        interrupted: list[Task] = []
+        for t in self.tasks.values():
+            if t.error is not None and not t.handled:
+                self.status = "error"
+                raise t.error
+            if t.interrupted:
+                interrupted.append(t)
         if interrupted:
             self.status = "interrupted"
             for t in interrupted:
@@ -49,6 +51,8 @@ class WritesMixin(PrepareMixin, CheckpointsMixin):
             done = [t for t in self.tasks.values() if t.done and not t.interrupted]
             changed: set[str] = set()
             if done:
+                # (the channels change here without the tracker: the views go stale)
+                self.views = None
                 saved_cp = self.checkpoint
                 self.checkpoint = {
                     **saved_cp,
@@ -95,7 +99,7 @@ class WritesMixin(PrepareMixin, CheckpointsMixin):
         if not self.output_written and self._touches(self.updated, run.output_keys):
             self.output_written = True
         if "values" in run.modes and self._touches(self.updated, run.stream_keys):
-            run.emit("values", read_output(self.channels, run.stream_keys))
+            run.emit("values", self.read_state(run.stream_keys))
         if run.interrupt_after and _hits_breakpoint(run.interrupt_after, self.tasks.values()):
             yield from self._save("loop", self.step)
             self.status = "interrupt_after"
