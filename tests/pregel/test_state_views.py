@@ -1,4 +1,4 @@
-"""The kept state views (pregel.views): node inputs, values chunks and outputs built from
+"""The kept state views (pregel._views): node inputs, values chunks and outputs built from
 them are exactly what reading every channel would give."""
 
 from __future__ import annotations

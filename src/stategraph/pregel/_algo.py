@@ -253,7 +253,7 @@ class StepTracker:
         # names of the channels whose version moved since the owner last reset it to a
         # set (None: not recorded), so a checkpoint looks only at what changed
         self.moved: set[str] | None = None
-        # the run's StateViews (pregel.views), told which channels each step changed
+        # the run's StateViews (pregel._views), told which channels each step changed
         self.views: Any = None
 
     def notify(self) -> list[str]:

@@ -10,7 +10,7 @@ from typing import Any
 
 from stategraph.constants import CONF, INTERRUPT, NS_SEP, NULL_TASK_ID, RESUME
 from stategraph.errors import EmptyInputError
-from stategraph.pregel import effects as fx
+from stategraph.pregel import _effects as fx
 from stategraph.pregel._algo import StepTracker, apply_writes, split_scoped
 from stategraph.pregel._io import map_command, map_input, read_output
 from stategraph.pregel._loop.checkpoints import CheckpointsMixin
