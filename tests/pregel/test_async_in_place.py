@@ -333,9 +333,7 @@ async def test_await_in_context_forwards_cancellation_and_errors() -> None:
         except OSError as exc:
             return f"recovered from {exc}"
 
-    assert await await_in_context(contextvars.copy_context(), recovers()) == (
-        "recovered from late"
-    )
+    assert await await_in_context(contextvars.copy_context(), recovers()) == ("recovered from late")
 
 
 def test_await_in_context_closes_the_inner_coroutine_when_closed() -> None:
