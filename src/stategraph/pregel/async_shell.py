@@ -36,6 +36,7 @@ from stategraph.pregel.attempt import (
     record_failure,
 )
 from stategraph.pregel.cache_io import apply_cache_hits, cache_entries, cache_lookup_keys
+from stategraph.pregel.call import NodeCall
 from stategraph.pregel.lease_guard import acquire_async, fenced
 from stategraph.pregel.sync_shell import _streams_while_running
 
@@ -126,9 +127,12 @@ async def run_task_async(task: Task, loop: Loop) -> None:
         auto_refresh=policy is not None and policy.refresh_on == "auto",
     )
     failures = 0
-    is_graph = hasattr(proc, "ainvoke") and hasattr(proc, "nodes")
-    is_async = is_graph or getattr(proc, "is_async", False)
-    has_twin = getattr(proc, "atwin", None) is not None
+    if type(proc) is NodeCall:  # most nodes: no attribute probing
+        is_graph, is_async, has_twin = False, proc.is_async, proc.atwin is not None
+    else:
+        is_graph = hasattr(proc, "ainvoke") and hasattr(proc, "nodes")
+        is_async = is_graph or getattr(proc, "is_async", False)
+        has_twin = getattr(proc, "atwin", None) is not None
     remote = run.remote
     if remote is not None and not remote.takes(task):
         remote = None
@@ -164,7 +168,9 @@ async def run_task_async(task: Task, loop: Loop) -> None:
                 output = await asyncio.get_running_loop().run_in_executor(
                     None, cvars.run, proc, task.input, ctx
                 )
-            await asettle_calls(ctx)
+            pad = ctx.scratchpad
+            if pad is not None and pad.inflight:
+                await asettle_calls(ctx)
             await arun_writers(task, output)
             if obs is not None:
                 await aresolve(obs.task_finished(run, task, output))
