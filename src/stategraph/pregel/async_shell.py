@@ -265,14 +265,24 @@ class _AsyncSaver:
             await last
 
 
-async def drive_async(loop: Loop, chunks: ChunkQueue | None) -> AsyncGenerator[Any, None]:
-    """Drive ``loop`` to the end, yielding stream chunks; the output is left on ``loop``."""
+def drive_async(loop: Loop, chunks: ChunkQueue | None) -> AsyncGenerator[Any, None]:
+    """Drive ``loop`` to the end, yielding stream chunks; the output is left on ``loop``.
+
+    Returns an async generator (``aclose()`` it when stopping early). A run without a
+    lease of its own to take is driven directly, without a wrapping generator.
+    """
+    if loop.run.lease_settings is None:
+        return _drive_async(loop, chunks, loop.run.guard)
+    return _drive_leased(loop, chunks)
+
+
+async def _drive_leased(loop: Loop, chunks: ChunkQueue | None) -> AsyncGenerator[Any, None]:
+    """:func:`drive_async` for a root run that must hold its thread's lease."""
     run = loop.run
-    guard = None
-    if run.lease_settings is not None:
-        # one writer per thread: take the lease before reading the thread
-        guard = run.guard = await acquire_async(loop.saver, run, run.lease_settings)
-    inner = _drive_async(loop, chunks, run.guard)
+    assert run.lease_settings is not None
+    # one writer per thread: take the lease before reading the thread
+    guard = run.guard = await acquire_async(loop.saver, run, run.lease_settings)
+    inner = _drive_async(loop, chunks, guard)
     try:
         async for chunk in inner:
             yield chunk
