@@ -229,6 +229,8 @@ def _cancelled_from_outside() -> bool:
 
 # Step tasks started by ``_execute`` (Python 3.10 needs to know which tasks are its own).
 _STEP_TASKS: weakref.WeakSet[asyncio.Future[Any]] = weakref.WeakSet()
+_TRACK_STEP_TASKS = not hasattr(asyncio.Task, "cancelling")
+"""Python 3.10: keep ``_STEP_TASKS`` and ``_CANCELLED_BY_RUN`` (3.11+ asks the task)."""
 
 
 class _AsyncSaver:
@@ -402,7 +404,8 @@ async def _finish(loop: Loop, task: Task, saver: _AsyncSaver) -> list[Task]:
 async def _cancel_all(running: dict[asyncio.Future[Any], Task]) -> None:
     """Cancel the step's running tasks and wait until they have stopped."""
     for fut in running:
-        _CANCELLED_BY_RUN.add(fut)
+        if _TRACK_STEP_TASKS:
+            _CANCELLED_BY_RUN.add(fut)
         fut.cancel()
     await asyncio.gather(*running, return_exceptions=True)
     running.clear()
@@ -460,7 +463,8 @@ async def _execute(
 
         def submit(task: Task) -> None:
             fut = asyncio.ensure_future(run_task_async(task, loop))
-            _STEP_TASKS.add(fut)
+            if _TRACK_STEP_TASKS:
+                _STEP_TASKS.add(fut)
             running[fut] = task
 
         while pending_tasks and len(running) < limit:
