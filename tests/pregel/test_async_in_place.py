@@ -19,7 +19,7 @@ from typing_extensions import TypedDict
 from stategraph.checkpoint.memory import InMemorySaver
 from stategraph.config import get_stream_writer
 from stategraph.graph import END, START, StateGraph
-from stategraph.pregel.async_context import await_in_context
+from stategraph.pregel._async_context import await_in_context
 from stategraph.types import RetryPolicy, Send
 
 VAR: contextvars.ContextVar[str] = contextvars.ContextVar("sg_test_in_place", default="unset")
