@@ -9,7 +9,10 @@ The three curves of ``../shared/langgraph-bench/scaling.py``, on one library:
 * ``keys``: a TypedDict of K last-value keys (K = 10, 100, 1,000), a chain of 10 nodes
   each writing one key;
 * ``history``: one node looping S times (S = 10, 100, 1,000) over an ``operator.add``
-  list, which grows by one element a step.
+  list, which grows by one element a step;
+* ``async_chain`` (only with ``--async-chain N,...``): the ``chain`` curve with
+  ``async def`` no-op nodes, run with ``await graph.ainvoke(...)`` on one event loop
+  (the async shell's cost per step; no stream consumer).
 
 Each figure is the best of 5 samples of CPU time (``process_time``) divided by the steps.
 """
@@ -17,6 +20,7 @@ Each figure is the best of 5 samples of CPU time (``process_time``) divided by t
 from __future__ import annotations
 
 import argparse
+import asyncio
 import functools
 import importlib
 import json
@@ -27,12 +31,22 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any, TypedDict
 
-__all__ = ["CHAIN_SIZES", "HISTORY_SIZES", "KEY_SIZES", "best_cpu", "main", "measure"]
+__all__ = [
+    "ASYNC_CHAIN_SIZES",
+    "CHAIN_SIZES",
+    "HISTORY_SIZES",
+    "KEY_SIZES",
+    "best_cpu",
+    "main",
+    "measure",
+]
 
 CHAIN_SIZES = (10, 100, 1000, 10000)
 KEY_SIZES = (10, 100, 1000)
 HISTORY_SIZES = (10, 100, 1000)
 CHAIN_STEPS = 200
+ASYNC_CHAIN_SIZES = (10, 1000)
+"""The sizes ``--async-chain`` takes when given without a value."""
 
 
 def best_cpu(fn: Callable[[], Any], reps: int = 5, min_time: float = 0.2) -> float:
@@ -61,15 +75,28 @@ def _run(graph: Any, data: Any, limit: int) -> None:
             raise
 
 
+def _arun(loop: asyncio.AbstractEventLoop, graph: Any, data: Any, limit: int) -> None:
+    cfg = {"recursion_limit": limit, "configurable": {"thread_id": uuid.uuid4().hex}}
+    try:
+        loop.run_until_complete(graph.ainvoke(data, cfg))
+    except Exception as exc:
+        if "Recursion" not in type(exc).__name__:
+            raise
+
+
 def _noop(_state: Any) -> None:
     return None
 
 
-def _chain(g: Any, n: int) -> Any:
+async def _anoop(_state: Any) -> None:
+    return None
+
+
+def _chain(g: Any, n: int, node: Callable[[Any], Any] = _noop) -> Any:
     builder = g.StateGraph(g.MessagesState)
     prev = g.START
     for i in range(n):
-        builder.add_node(f"n{i}", _noop)
+        builder.add_node(f"n{i}", node)
         builder.add_edge(prev, f"n{i}")
         prev = f"n{i}"
     builder.add_edge(prev, g.END)
@@ -111,8 +138,13 @@ def measure(
     history: Sequence[int] = HISTORY_SIZES,
     min_time: float = 0.2,
     log: Callable[[str], None] = lambda _msg: None,
+    async_chain: Sequence[int] = (),
 ) -> dict[str, dict[str, float]]:
-    """Microseconds of CPU per step: ``{"chain": {N: us}, "keys": {K: us}, "history": ...}``."""
+    """Microseconds of CPU per step: ``{"chain": {N: us}, "keys": {K: us}, "history": ...}``.
+
+    With ``async_chain`` sizes, also ``"async_chain": {N: us}`` (``ainvoke`` on a chain
+    of async no-op nodes).
+    """
     g = importlib.import_module(f"{lib}.graph")
     out: dict[str, dict[str, float]] = {"chain": {}, "keys": {}, "history": {}}
     for n in chain:
@@ -132,6 +164,19 @@ def measure(
         cpu = best_cpu(functools.partial(_run, graph, {"items": []}, 10**9), min_time=min_time)
         out["history"][str(s)] = cpu / s * 1e6
         log(f"{lib} history S={s}: {out['history'][str(s)]:.2f} us/step")
+    if async_chain:
+        out["async_chain"] = {}
+        loop = asyncio.new_event_loop()
+        try:
+            for n in async_chain:
+                graph = _chain(g, n, _anoop)
+                steps = min(n, CHAIN_STEPS)
+                limit = steps if n > CHAIN_STEPS else 10**9
+                run = functools.partial(_arun, loop, graph, {"messages": []}, limit)
+                out["async_chain"][str(n)] = best_cpu(run, min_time=min_time) / steps * 1e6
+                log(f"{lib} async chain N={n}: {out['async_chain'][str(n)]:.2f} us/step")
+        finally:
+            loop.close()
     return out
 
 
@@ -146,6 +191,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--chain", default=",".join(map(str, CHAIN_SIZES)))
     parser.add_argument("--keys", default=",".join(map(str, KEY_SIZES)))
     parser.add_argument("--history", default=",".join(map(str, HISTORY_SIZES)))
+    parser.add_argument(
+        "--async-chain",
+        nargs="?",
+        const=",".join(map(str, ASYNC_CHAIN_SIZES)),
+        default="",
+        help="also the chain curve with async nodes under ainvoke (sizes; default 10,1000)",
+    )
     parser.add_argument("--min-time", type=float, default=0.2, help="seconds per figure")
     parser.add_argument("--json", metavar="PATH")
     args = parser.parse_args(argv)
@@ -156,6 +208,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _sizes(args.history),
         args.min_time,
         log=lambda m: print(m, flush=True),
+        async_chain=_sizes(args.async_chain),
     )
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:

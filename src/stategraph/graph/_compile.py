@@ -36,7 +36,7 @@ from stategraph.graph._write import (
     branch_channel,
     goto_writes,
 )
-from stategraph.pregel._call import make_call
+from stategraph.pregel._call import identity_call, make_call
 from stategraph.pregel._io import NO_UPDATE
 from stategraph.pregel._subgraph_refs import referenced_graphs
 from stategraph.pregel.main import Pregel
@@ -314,10 +314,6 @@ class _InputWriter:
         return self.writer.writes_for(value)
 
 
-def _identity(value: Any) -> Any:
-    return value
-
-
 def _start_values(channels: Mapping[str, Any]) -> dict[str, Any]:
     """The values reducer channels start with (``[]`` for a list key, ...)."""
     out: dict[str, Any] = {}
@@ -429,7 +425,7 @@ def compile_graph(
     nodes[START] = PregelNode(
         channels=START,
         triggers=[START],
-        proc=make_call(_identity, START),
+        proc=identity_call(START),
         writers=[
             _InputWriter(builder.input_schema, start_writer, _start_values(channels)),
             EdgeWriter(edge_writes[START]),

@@ -10,6 +10,7 @@ import asyncio
 import contextvars
 import time
 import weakref
+from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,7 @@ from stategraph.errors import (
 )
 from stategraph.observe import aresolve
 from stategraph.pregel import _effects as fx
+from stategraph.pregel._async_context import await_in_context
 from stategraph.pregel._attempt import (
     after_failure,
     arun_writers,
@@ -33,11 +35,13 @@ from stategraph.pregel._attempt import (
     record_failure,
 )
 from stategraph.pregel._cache_io import apply_cache_hits, cache_entries, cache_lookup_keys
+from stategraph.pregel._call import NodeCall
 from stategraph.pregel._lease_guard import acquire_async, fenced
 from stategraph.pregel._sync_shell import _streams_while_running
 from stategraph.pregel._watch import RunWatch
 
 if TYPE_CHECKING:
+    from stategraph.pregel._async_chunks import ChunkQueue
     from stategraph.pregel._loop.drive import Loop
     from stategraph.pregel._task import Task
     from stategraph.types import TimeoutPolicy
@@ -57,11 +61,6 @@ class Beat:
 
     def touch(self) -> None:
         self.last = time.monotonic()
-
-
-async def _call_with_timeout(task: Task, coro: Any, beat: Beat | None) -> Any:
-    """Await ``coro`` under the task's ``TimeoutPolicy`` (run and idle limits)."""
-    return await call_with_timeout(task.timeout, task.name, coro, beat)
 
 
 async def call_with_timeout(
@@ -128,12 +127,17 @@ async def run_task_async(task: Task, loop: Loop) -> None:
         auto_refresh=policy is not None and policy.refresh_on == "auto",
     )
     failures = 0
-    is_graph = hasattr(proc, "ainvoke") and hasattr(proc, "nodes")
-    is_async = is_graph or getattr(proc, "is_async", False)
-    has_twin = getattr(proc, "atwin", None) is not None
+    if type(proc) is NodeCall:  # most nodes: no attribute probing
+        is_graph, is_async, has_twin = False, proc.is_async, proc.atwin is not None
+    else:
+        is_graph = hasattr(proc, "ainvoke") and hasattr(proc, "nodes")
+        is_async = is_graph or getattr(proc, "is_async", False)
+        has_twin = getattr(proc, "atwin", None) is not None
     remote = run.remote
     if remote is not None and not remote.takes(task):
         remote = None
+    # the library's own non-blocking functions (a graph's __start__) need no thread
+    inline = remote is None and not is_async and getattr(proc, "inline", False)
     if policy is not None and not (is_async or has_twin) and remote is None:
         # e.g. Send(..., timeout=...) to a synchronous node: a thread cannot be stopped
         record_failure(task, sync_timeout_error(f"Node '{task.name}'"))
@@ -144,20 +148,29 @@ async def run_task_async(task: Task, loop: Loop) -> None:
         try:
             if obs is not None:
                 await aresolve(obs.task_started(run, task, failures + 1))
-            if remote is not None:
-                output = await _call_with_timeout(task, remote.acall(task, ctx, run), beat)
-            elif is_graph:
-                output = await _call_with_timeout(task, proc.ainvoke(task.input), beat)
-            elif is_async:
-                output = await _call_with_timeout(task, proc(task.input, ctx), beat)
-            elif has_twin:
-                output = await _call_with_timeout(task, proc.call_twin(task.input, ctx), beat)
+            if inline:
+                output = proc(task.input, ctx)
+            elif is_async or has_twin or remote is not None:
+                if remote is not None:
+                    call = remote.acall(task, ctx, run)
+                elif is_graph:
+                    call = proc.ainvoke(task.input)
+                elif is_async:
+                    call = proc(task.input, ctx)
+                else:
+                    call = proc.call_twin(task.input, ctx)
+                if policy is None:
+                    output = await call
+                else:
+                    output = await call_with_timeout(policy, task.name, call, beat)
             else:
                 cvars = contextvars.copy_context()
                 output = await asyncio.get_running_loop().run_in_executor(
                     None, cvars.run, proc, task.input, ctx
                 )
-            await asettle_calls(ctx)
+            pad = ctx.scratchpad
+            if pad is not None and pad.inflight:
+                await asettle_calls(ctx)
             await arun_writers(task, output)
             if obs is not None:
                 await aresolve(obs.task_finished(run, task, output))
@@ -216,6 +229,8 @@ def _cancelled_from_outside() -> bool:
 
 # Step tasks started by ``_execute`` (Python 3.10 needs to know which tasks are its own).
 _STEP_TASKS: weakref.WeakSet[asyncio.Future[Any]] = weakref.WeakSet()
+_TRACK_STEP_TASKS = not hasattr(asyncio.Task, "cancelling")
+"""Python 3.10: keep ``_STEP_TASKS`` and ``_CANCELLED_BY_RUN`` (3.11+ asks the task)."""
 
 
 class _AsyncSaver:
@@ -252,14 +267,24 @@ class _AsyncSaver:
             await last
 
 
-async def drive_async(loop: Loop, chunks: asyncio.Queue[Any] | None) -> AsyncGenerator[Any, None]:
-    """Drive ``loop`` to the end, yielding stream chunks; the output is left on ``loop``."""
+def drive_async(loop: Loop, chunks: ChunkQueue | None) -> AsyncGenerator[Any, None]:
+    """Drive ``loop`` to the end, yielding stream chunks; the output is left on ``loop``.
+
+    Returns an async generator (``aclose()`` it when stopping early). A run without a
+    lease of its own to take is driven directly, without a wrapping generator.
+    """
+    if loop.run.lease_settings is None:
+        return _drive_async(loop, chunks, loop.run.guard)
+    return _drive_leased(loop, chunks)
+
+
+async def _drive_leased(loop: Loop, chunks: ChunkQueue | None) -> AsyncGenerator[Any, None]:
+    """:func:`drive_async` for a root run that must hold its thread's lease."""
     run = loop.run
-    guard = None
-    if run.lease_settings is not None:
-        # one writer per thread: take the lease before reading the thread
-        guard = run.guard = await acquire_async(loop.saver, run, run.lease_settings)
-    inner = _drive_async(loop, chunks, run.guard)
+    assert run.lease_settings is not None
+    # one writer per thread: take the lease before reading the thread
+    guard = run.guard = await acquire_async(loop.saver, run, run.lease_settings)
+    inner = _drive_async(loop, chunks, guard)
     try:
         async for chunk in inner:
             yield chunk
@@ -270,23 +295,40 @@ async def drive_async(loop: Loop, chunks: asyncio.Queue[Any] | None) -> AsyncGen
 
 
 async def _drive_async(
-    loop: Loop, chunks: asyncio.Queue[Any] | None, guard: Any
+    loop: Loop, chunks: ChunkQueue | None, guard: Any
 ) -> AsyncGenerator[Any, None]:
     gen = loop.drive()
     saver = _AsyncSaver(loop.saver, guard.token_for(loop.saver) if guard is not None else None)
     value: Any = None
     watch = RunWatch(loop) if loop.run.observers is not None else None
+    # the chunks the run streamed and the caller has not received yet
+    pending: deque[Any] = chunks.items if chunks is not None else deque()
     try:
         if watch is not None:
             await aresolve(watch.started())
         effect = gen.send(None)
         while True:
-            if chunks is not None:
-                while not chunks.empty():
-                    yield chunks.get_nowait()
+            while pending:
+                yield pending.popleft()
             tag = effect[0]
             value = None
-            if tag == fx.GET_TUPLE:
+            if tag == fx.EXECUTE:
+                tasks = effect[1]
+                if watch is not None:
+                    await aresolve(watch.step_started(tasks))
+                try:
+                    if _runs_in_place(loop, tasks, chunks):
+                        await _run_in_place(loop, tasks[0], saver)
+                    else:
+                        async for chunk in _execute(loop, tasks, saver, chunks):
+                            yield chunk
+                except (Exception, asyncio.CancelledError) as exc:
+                    # the run was cancelled (or a step timed out): let the loop save
+                    # what it must (durability="exit" saves now), then re-raise
+                    await _unwind(gen, exc, loop, saver)
+                if watch is not None:
+                    await aresolve(watch.step_finished())
+            elif tag == fx.GET_TUPLE:
                 value = await loop.saver.aget_tuple(effect[1])
             elif tag == fx.DELTA_HISTORY:
                 value = await loop.saver.aget_delta_channel_history(
@@ -300,41 +342,27 @@ async def _drive_async(
                     await aresolve(watch.checkpoint(effect))
             elif tag == fx.PUT_WRITES:
                 await saver.call("put_writes", effect[1:5], effect[5])
-            elif tag == fx.EXECUTE:
-                if watch is not None:
-                    await aresolve(watch.step_started(effect[1]))
-                try:
-                    async for chunk in _execute(loop, effect[1], saver, chunks):
-                        yield chunk
-                except (Exception, asyncio.CancelledError) as exc:
-                    # the run was cancelled (or a step timed out): let the loop save
-                    # what it must (durability="exit" saves now), then re-raise
-                    await _unwind(gen, exc, loop, saver)
-                if watch is not None:
-                    await aresolve(watch.step_finished())
             elif tag == fx.FLUSH:
                 await saver.flush()
             effect = gen.send(value)
     except StopIteration as stop:
         loop.output = stop.value
-        if chunks is not None:
-            while not chunks.empty():
-                yield chunks.get_nowait()
+        while pending:
+            yield pending.popleft()
         if watch is not None:
             await aresolve(watch.finished(stop.value))
         return
     except GraphInterrupt as exc:
-        if chunks is not None:
-            while not chunks.empty():
-                yield chunks.get_nowait()
+        while pending:
+            yield pending.popleft()
         if watch is not None:
             await aresolve(watch.interrupted(exc))
         raise
     except BaseException as exc:
-        if chunks is not None and isinstance(exc, Exception):
+        if isinstance(exc, Exception):
             # what the run streamed before failing still reaches the caller
-            while not chunks.empty():
-                yield chunks.get_nowait()
+            while pending:
+                yield pending.popleft()
         if watch is not None:
             await aresolve(watch.failed(exc))
         raise
@@ -376,14 +404,46 @@ async def _finish(loop: Loop, task: Task, saver: _AsyncSaver) -> list[Task]:
 async def _cancel_all(running: dict[asyncio.Future[Any], Task]) -> None:
     """Cancel the step's running tasks and wait until they have stopped."""
     for fut in running:
-        _CANCELLED_BY_RUN.add(fut)
+        if _TRACK_STEP_TASKS:
+            _CANCELLED_BY_RUN.add(fut)
         fut.cancel()
     await asyncio.gather(*running, return_exceptions=True)
     running.clear()
 
 
+def _runs_in_place(loop: Loop, tasks: list[Task], chunks: ChunkQueue | None) -> bool:
+    """Whether the step is one task to await in the driving coroutine, no cache to ask."""
+    return len(tasks) == 1 and loop.run.cache is None and _alone_in_place(loop, tasks[0], chunks)
+
+
+def _alone_in_place(loop: Loop, task: Task, chunks: ChunkQueue | None) -> bool:
+    """Whether ``task``, alone in its step, is awaited in place.
+
+    As in the sync shell: a task that cannot stream while it runs, in a graph without
+    a step timeout, runs in the driving coroutine (no asyncio task, no wait on the
+    chunk queue). Its context variables are isolated all the same (see
+    :func:`_run_in_place`).
+    """
+    return getattr(loop.graph, "step_timeout", None) is None and (
+        chunks is None or not _streams_while_running(loop, task)
+    )
+
+
+async def _run_in_place(loop: Loop, task: Task, saver: _AsyncSaver) -> None:
+    """Await ``task`` and the error handlers its failure starts, one after the other.
+
+    Each runs in a copy of the current context, as it would in an asyncio task of its
+    own: the context variables a node (or its routing functions) sets stay with it.
+    """
+    inline = [task]
+    while inline:
+        task = inline.pop(0)
+        await await_in_context(contextvars.copy_context(), run_task_async(task, loop))
+        inline.extend(await _finish(loop, task, saver))
+
+
 async def _execute(
-    loop: Loop, tasks: list[Task], saver: _AsyncSaver, chunks: asyncio.Queue[Any] | None
+    loop: Loop, tasks: list[Task], saver: _AsyncSaver, chunks: ChunkQueue | None
 ) -> AsyncIterator[Any]:
     cache = loop.run.cache
     if cache is not None:
@@ -394,18 +454,8 @@ async def _execute(
                 await _finish(loop, task, saver)
             tasks = [t for t in tasks if not t.done]
     step_timeout = getattr(loop.graph, "step_timeout", None)
-    if (
-        len(tasks) == 1
-        and step_timeout is None
-        and (chunks is None or not _streams_while_running(loop, tasks[0]))
-    ):
-        # as in the sync shell: a task alone in its step that cannot stream while it
-        # runs is awaited in place (no asyncio task, no wait on the chunk queue)
-        inline = [tasks[0]]
-        while inline:
-            task = inline.pop(0)
-            await run_task_async(task, loop)
-            inline.extend(await _finish(loop, task, saver))
+    if len(tasks) == 1 and _alone_in_place(loop, tasks[0], chunks):
+        await _run_in_place(loop, tasks[0], saver)
     elif tasks:
         limit = loop.run.max_concurrency or len(tasks)
         pending_tasks = list(tasks)
@@ -413,7 +463,8 @@ async def _execute(
 
         def submit(task: Task) -> None:
             fut = asyncio.ensure_future(run_task_async(task, loop))
-            _STEP_TASKS.add(fut)
+            if _TRACK_STEP_TASKS:
+                _STEP_TASKS.add(fut)
             running[fut] = task
 
         while pending_tasks and len(running) < limit:
@@ -438,7 +489,7 @@ async def _execute(
 async def _gather(
     loop: Loop,
     saver: _AsyncSaver,
-    chunks: asyncio.Queue[Any] | None,
+    chunks: ChunkQueue | None,
     running: dict[asyncio.Future[Any], Task],
     pending_tasks: list[Task],
     submit: Any,
@@ -454,31 +505,28 @@ async def _gather(
             await _cancel_all(running)
             break
         waiters: set[asyncio.Future[Any]] = set(running)
-        getter: asyncio.Future[Any] | None = None
+        arrived: asyncio.Future[None] | None = None
         if chunks is not None:
-            getter = asyncio.ensure_future(chunks.get())
-            waiters.add(getter)
+            arrived = chunks.arrived()
+            waiters.add(arrived)
         wait = None if deadline is None else max(0.0, deadline - time.monotonic())
-        done, _ = await asyncio.wait(waiters, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
+        try:
+            done, _ = await asyncio.wait(waiters, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if chunks is not None and arrived is not None:
+                chunks.forget(arrived)
         if not done:
-            if getter is not None:
-                getter.cancel()
             names = ", ".join(sorted(t.name for t in running.values()))
             await _cancel_all(running)
             raise asyncio.TimeoutError(
                 f"Step {loop.step} did not finish within step_timeout={step_timeout}s "
                 f"(cancelled: {names})."
             )
-        if getter is not None:
-            if getter not in done:
-                getter.cancel()
-                try:
-                    await getter
-                except asyncio.CancelledError:
-                    pass
-            if getter.done() and not getter.cancelled():
-                yield getter.result()
-            done.discard(getter)
+        if chunks is not None and arrived is not None:
+            done.discard(arrived)
+            # every chunk produced so far, before the outcome of the tasks that finished
+            while chunks.items:
+                yield chunks.items.popleft()
         # in the order the tasks were started, never in the set's (address) order: tasks
         # that finish in the same turn of the event loop stream the same way every run
         for fut in [f for f in running if f in done]:

@@ -15,7 +15,7 @@ from typing import Any
 
 from stategraph._context import TaskContext
 
-__all__ = ["NodeCall", "make_call", "is_async_callable", "ASYNC_TWIN"]
+__all__ = ["NodeCall", "make_call", "identity_call", "is_async_callable", "ASYNC_TWIN"]
 
 _INJECTABLE = ("config", "runtime", "writer", "store", "previous")
 
@@ -62,7 +62,16 @@ def _annotation_name(param: inspect.Parameter) -> str:
 class NodeCall:
     """A node function plus the precomputed plan of which extra arguments it receives."""
 
-    __slots__ = ("atwin", "func", "is_async", "keywords", "name", "positional", "takes_input")
+    __slots__ = (
+        "atwin",
+        "func",
+        "inline",
+        "is_async",
+        "keywords",
+        "name",
+        "positional",
+        "takes_input",
+    )
 
     def __init__(
         self,
@@ -82,6 +91,10 @@ class NodeCall:
         self.positional = positional
         self.keywords = keywords
         self.takes_input = takes_input
+        self.inline = False
+        """True for the library's own sync functions that return at once and never
+        block (see :func:`identity_call`): the async shell calls them on the event
+        loop instead of handing them to a worker thread."""
 
     def __call__(self, input: Any, ctx: TaskContext) -> Any:
         """Call the function with ``input`` and the injected arguments it asked for."""
@@ -105,6 +118,21 @@ class NodeCall:
 
     def __repr__(self) -> str:
         return f"NodeCall({self.name!r})"
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def identity_call(name: str) -> NodeCall:
+    """The call of a node without a function of its own: its input is its output.
+
+    Marked ``inline``: under ``ainvoke``/``astream`` it runs on the event loop (a
+    graph's ``__start__`` node would otherwise cost a thread hop per run).
+    """
+    call = NodeCall(_identity, name, (), ())
+    call.inline = True
+    return call
 
 
 def make_call(func: Callable[..., Any], name: str, *, error_handler: bool = False) -> NodeCall:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from stategraph.pregel._call import NodeCall, make_call
+from stategraph.pregel._call import NodeCall, identity_call, make_call
 from stategraph.pregel._node_alone import NO_RESUME
 from stategraph.types import CachePolicy, RetryPolicy, TimeoutPolicy, TracePolicy
 
@@ -292,7 +292,7 @@ class NodeBuilder:
             )
         procs = list(self._procs)
         if not procs:
-            proc: Any = make_call(_identity, name)
+            proc: Any = identity_call(name)
         elif len(procs) == 1:
             proc = procs[0] if _is_graph(procs[0]) else make_call(procs[0], name)
         else:
@@ -309,10 +309,6 @@ class NodeBuilder:
             timeout=self._timeout,
             name=name,
         )
-
-
-def _identity(x: Any) -> Any:
-    return x
 
 
 def _const(value: Any) -> Callable[[Any], Any]:

@@ -275,10 +275,8 @@ class RunMixin(RunSetupMixin):
         **kwargs: Any,
     ) -> AsyncIterator[Any]:
         """Async twin of :meth:`stream`."""
-        import asyncio
-        import threading
-
         from stategraph.observe._printing import print_chunk, print_modes
+        from stategraph.pregel._async_chunks import ChunkQueue
         from stategraph.pregel._async_shell import drive_async
 
         if kwargs:
@@ -287,16 +285,8 @@ class RunMixin(RunSetupMixin):
             stream_mode = self.stream_mode
         modes, single = self._modes(stream_mode)
         printed = print_modes(print_mode, bool(debug or self.debug), _VALID_MODES)
-        chunks: asyncio.Queue[Any] = asyncio.Queue()
-        aloop = asyncio.get_running_loop()
-        loop_thread = threading.get_ident()
-
-        def sink(ns: tuple[str, ...], mode: str, payload: Any) -> None:
-            if threading.get_ident() == loop_thread:
-                chunks.put_nowait((ns, mode, payload))
-            else:
-                aloop.call_soon_threadsafe(chunks.put_nowait, (ns, mode, payload))
-
+        chunks = ChunkQueue()
+        sink = chunks.put
         loop = self._make_run(
             input,
             config,
