@@ -30,7 +30,7 @@ from stategraph.callbacks import (
 )
 from stategraph.constants import NS_SEP, TAG_HIDDEN
 from stategraph.errors import GraphInterrupt
-from stategraph.observe._protocol import RunObserver
+from stategraph.observe._protocol import RunObserver, call_run_metadata
 
 if TYPE_CHECKING:
     from stategraph.observe._protocol import RunRecord as RunContext
@@ -409,16 +409,7 @@ class CallbackObserver(RunObserver):
         parent = self.parent_for(run, task)
         if parent is None:
             return None
-        from stategraph._task_ids import make_task_id
-        from stategraph.constants import PUSH
-
-        index = call_id.rsplit(":", 2)[-2]
-        metadata = dict(parent.metadata)
-        metadata["langgraph_node"] = name
-        metadata["langgraph_triggers"] = (PUSH,)
-        metadata["langgraph_path"] = (PUSH, task.path, int(index) if index.isdigit() else 0, True)
-        call_ns = f"{name}:{make_task_id(call_id)}"
-        metadata["langgraph_checkpoint_ns"] = f"{task.ns}|{call_ns}" if task.ns else call_ns
+        metadata = call_run_metadata(parent.metadata, task, call_id, name)
         inheritable = list(parent.inheritable_tags)
         span = ChainRun(
             new_run_id(), parent.run_id, name, ["seq:step:1", *inheritable], inheritable, metadata

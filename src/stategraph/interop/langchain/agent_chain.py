@@ -15,7 +15,7 @@ from typing import Any
 from langchain_core.runnables import RunnableLambda
 from langchain_core.runnables.config import var_child_runnable_config
 
-__all__ = ["acall_model_chain", "call_model_chain"]
+__all__ = ["acall_model_chain", "anamed_chain", "call_model_chain", "named_chain"]
 
 
 def call_model_chain(
@@ -47,6 +47,30 @@ async def acall_model_chain(
         return finish(await sequence.ainvoke(state, outer))
 
     return await RunnableLambda(_never_sync, afunc=call_model, name="call_model").ainvoke(
+        state, _chain_config(outer)
+    )
+
+
+def named_chain(name: str, state: Any, work: Callable[[Any, Any], Any]) -> Any:
+    """Run ``work(state, config)`` inside a chain run called ``name``, as LangGraph runs
+    a prebuilt node's function (``generate_structured_response``); ``config`` is the
+    node's, so the runnables ``work`` calls hang from the node beside that run."""
+    outer = var_child_runnable_config.get()
+
+    def body(state: Any) -> Any:
+        return work(state, outer)
+
+    return RunnableLambda(body, name=name).invoke(state, _chain_config(outer))
+
+
+async def anamed_chain(name: str, state: Any, work: Callable[[Any, Any], Awaitable[Any]]) -> Any:
+    """The asynchronous twin of :func:`named_chain`."""
+    outer = var_child_runnable_config.get()
+
+    async def body(state: Any) -> Any:
+        return await work(state, outer)
+
+    return await RunnableLambda(_never_sync, afunc=body, name=name).ainvoke(
         state, _chain_config(outer)
     )
 
