@@ -442,6 +442,10 @@ class CallbackObserver(RunObserver):
         with self._lock:
             self._children[self._tool_key(run, task, call)] = span
         args = call.get("args")
+        # a tool is a runnable under LangGraph: its run copies the task's configurable
+        # checkpoint namespace into its metadata (unless a subgraph's is there already)
+        metadata = dict(span.metadata)
+        metadata.setdefault("checkpoint_ns", task.ns)
         return self._emit(
             "on_tool_start",
             None,
@@ -450,7 +454,7 @@ class CallbackObserver(RunObserver):
             run_id=span.run_id,
             parent_run_id=span.parent_run_id,
             tags=span.tags,
-            metadata=span.metadata,
+            metadata=metadata,
             name=name,
             inputs=args,
             tool_call_id=call.get("id"),

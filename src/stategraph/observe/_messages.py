@@ -69,6 +69,8 @@ class MessagesEmitter(ModelCallHandler):
         self.subgraphs = subgraphs
         self.seen: set[str] = set()
         self._meta: dict[str, dict[str, Any]] = {}
+        # messages of a Command(graph=PARENT) update, by identity (kept alive with them)
+        self._bubbled: dict[int, Any] = {}
 
     # ------------------------------------------------------------ model calls
     def on_model_start(self, call: ModelCall) -> bool:
@@ -143,11 +145,20 @@ class MessagesEmitter(ModelCallHandler):
                 }
             self.sink(run.stream_ns, "messages", (item, dict(meta)))
 
+    def bubbled(self, update: Any) -> None:
+        """Never send the messages of ``update``, a ``Command(graph=PARENT)``'s update:
+        the node that returned it did not finish, nor does the parent's node it
+        becomes the output of (LangGraph reports neither's output)."""
+        values = update.values() if isinstance(update, Mapping) else [update]
+        for value in values:
+            for item in _direct_messages(value):
+                self._bubbled[id(item)] = item
+
     def _news(self, value: Any) -> list[Any]:
         """The messages in ``value`` not sent before (each gets an id if it has none)."""
         out = []
         for item in _direct_messages(value):
-            if getattr(item, "type", "") == "remove":
+            if getattr(item, "type", "") == "remove" or id(item) in self._bubbled:
                 continue
             if item.id is None:
                 # give it its state id now: the id streamed is the id it keeps

@@ -239,11 +239,13 @@ def create_react_agent(
         runtime = _runtime() if caller.kind == "dynamic" else None
         chain = _langchain_chain(caller)
         if chain is not None:
+            # call_model gets the state, the prompt and model the hook's view of it
             return chain.call_model_chain(
-                view,
+                state,
                 lambda s: prompter.chain_input(s, caller.model_input),
                 caller.model,
                 lambda reply: finish(state, caller.reply(reply)),
+                view,
             )
         return finish(state, caller.invoke(prompter.messages(view), state, runtime))
 
@@ -258,7 +260,7 @@ def create_react_agent(
                 return await prompter.achain_input(s, caller.model_input)
 
             return await chain.acall_model_chain(
-                view, prompt, caller.model, lambda reply: finish(state, caller.reply(reply))
+                state, prompt, caller.model, lambda reply: finish(state, caller.reply(reply)), view
             )
         messages = await prompter.amessages(view)
         return finish(state, await caller.ainvoke(messages, state, runtime))
@@ -372,6 +374,15 @@ def _same_family(model_reply: Any, message: AIMessage) -> Any:
 
 
 def _renamed(message: Any, name: str) -> Any:
+    """The model's reply named after the agent. A LangChain reply (made by the model
+    for this call) is named in place, as LangGraph does, so the model's and the
+    chain's runs show the name too; stategraph's messages are copied."""
+    if type(message).__module__.startswith("langchain_core."):
+        try:
+            message.name = name
+            return message
+        except (AttributeError, TypeError, ValueError):
+            pass
     copy = getattr(message, "copy", None)
     if isinstance(message, AIMessage) and callable(copy):
         return message.copy(update={"name": name})
