@@ -229,3 +229,32 @@ def test_a_handoff_leaving_a_subgraph_names_its_namespace_in_traces() -> None:
     fronts = [r for r in chains.named("front") if "error" in r]
     assert len(fronts) == 2
     assert all("graph='front:" in r["error"] for r in fronts)
+
+
+def test_a_subgraph_paused_by_an_interrupt_reports_it_with_its_traceback() -> None:
+    from stategraph.types import interrupt
+
+    def confirm(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [lc.AIMessage(f"confirmed={interrupt('ok?')}", id="c")]}
+
+    inner = StateGraph(MessagesState)
+    inner.add_node("confirm", confirm)
+    inner.add_edge(START, "confirm")
+    outer = StateGraph(MessagesState)
+    outer.add_node("planner", inner.compile())
+    outer.add_edge(START, "planner")
+    graph = outer.compile(checkpointer=InMemorySaver())
+
+    errors: list[BaseException] = []
+
+    class Errors(BaseCallbackHandler):
+        def on_chain_error(self, error: BaseException, **kw: Any) -> None:
+            errors.append(error)
+
+    config: dict[str, Any] = {"configurable": {"thread_id": "t"}, "callbacks": [Errors()]}
+    graph.invoke({"messages": [("user", "plan")]}, config)
+    # the confirm node, the subgraph's own run, the planner node: each with the
+    # traceback of the raised pause (LangChain's tracers render it)
+    assert len(errors) == 3
+    assert all(type(e).__name__ == "GraphInterrupt" for e in errors)
+    assert all(e.__traceback__ is not None for e in errors)

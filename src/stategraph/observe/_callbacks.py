@@ -13,6 +13,7 @@ handlers also receive ``on_interrupt`` / ``on_resume``.
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -271,8 +272,12 @@ class CallbackObserver(RunObserver):
         if span is None:
             return None
         if run.nested:
-            # the pause bubbles up through the node that runs this subgraph
-            return self._error(span, GraphInterrupt(tuple(interrupts)))
+            # the pause bubbles up through the node that runs this subgraph: report the
+            # exception being raised (with its traceback, which tracers render)
+            raised = sys.exc_info()[1]
+            if not isinstance(raised, GraphInterrupt) or raised.args != (tuple(interrupts),):
+                raised = GraphInterrupt(tuple(interrupts))
+            return self._error(span, raised)
         told = None
         if self.graph_handlers:
             event = GraphInterruptEvent(
