@@ -165,7 +165,7 @@ def _start(kind: str, args: argparse.Namespace, work: Path) -> tuple[str, subpro
             str(port),
         ]
     else:
-        cmd = [sys.executable, "-m", "stategraph.cli.main", "serve", "--port", str(port)]
+        cmd = [sys.executable, "-m", "stategraph.cli._main", "serve", "--port", str(port)]
         cmd += ["--data-dir", str(work / "data"), "--workers", str(args.workers), "--no-ui"]
         if kind == "stategraph-pg":
             cmd += ["--postgres", args.pg]

@@ -91,8 +91,8 @@ def measure(path: str, threads: int, repeat: int) -> list[tuple[str, float, floa
     """``(what, median ms, worst ms)`` of each request."""
     from starlette.testclient import TestClient
 
+    from stategraph.studio._reading import thread_index_for, warm
     from stategraph.studio.app import create_app
-    from stategraph.studio.reading import thread_index_for, warm
 
     conn = sqlite3.connect(
         f"file:{path}?mode=ro", uri=True, check_same_thread=False, isolation_level=None

@@ -27,7 +27,7 @@ def test_packages_stay_lazy() -> None:
     code = (
         "import sys, stategraph.prebuilt, stategraph.models\n"
         "assert 'stategraph.prebuilt.tool_node' not in sys.modules\n"
-        "assert 'stategraph.models.base' not in sys.modules\n"
+        "assert 'stategraph.models._base' not in sys.modules\n"
         "from stategraph.prebuilt import ToolNode\n"
         "assert 'stategraph.prebuilt.tool_node' in sys.modules\n"
         "import stategraph.models as m\n"

@@ -592,7 +592,7 @@ def studio_server(db: str) -> Iterator[str]:
     """``stategraph studio`` on ``db`` (writes allowed), in a child process; yields its URL."""
     port = free_port()
     exe = Path(sys.executable).with_name("stategraph")
-    cli = [str(exe)] if exe.exists() else [sys.executable, "-m", "stategraph.cli.main"]
+    cli = [str(exe)] if exe.exists() else [sys.executable, "-m", "stategraph.cli._main"]
     args = [f"{EXAMPLES / 'studio_demo.py'}:graph", "--sqlite", db, "--store", db + ".store"]
     args += ["--allow-writes", "--port", str(port)]
     process = subprocess.Popen(

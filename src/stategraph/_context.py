@@ -78,7 +78,7 @@ class TaskContext:
         # how many graphs this attempt of the task has started (see next_subgraph_index)
         self.subgraph_calls = 0
         self.scopes: list[Callable[[TaskContext], Callable[[], None] | None]] = []
-        """Model-library scopes entered around each attempt (see ``pregel.model_calls``)."""
+        """Model-library scopes entered around each attempt (see ``stategraph.observe._model_calls``)."""
 
     @property
     def config(self) -> dict[str, Any]:

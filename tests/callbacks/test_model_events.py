@@ -8,7 +8,7 @@ from stategraph.callbacks import BaseCallbackHandler
 from stategraph.graph import START, StateGraph
 from stategraph.graph.message import MessagesState
 from stategraph.messages import AIMessage, AIMessageChunk, HumanMessage, message_chunk_to_message
-from stategraph.pregel.model_calls import begin_model_call
+from stategraph.observe._model_calls import begin_model_call
 
 
 class WordModel:

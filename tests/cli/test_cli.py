@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from stategraph.checkpoint.sqlite import SqliteSaver
-from stategraph.cli.main import COMMANDS, build_parser, main
+from stategraph.cli._main import COMMANDS, build_parser, main
 
 HERE = Path(__file__).parent
 
@@ -261,7 +261,7 @@ def test_resume_mistakes(capsys, db):
 
 
 def test_traceback_flag_shows_the_python_error(capsys):
-    from stategraph.cli.errors import CliError
+    from stategraph.cli._errors import CliError
 
     with pytest.raises(CliError):
         main(["--traceback", "draw", "approval_app:missing"])
@@ -303,7 +303,7 @@ def test_postgres_database(capsys):
 
 def test_console_script_runs(tmp_path, db):
     exe = Path(sys.executable).with_name("stategraph")
-    command = [str(exe)] if exe.exists() else [sys.executable, "-m", "stategraph.cli.main"]
+    command = [str(exe)] if exe.exists() else [sys.executable, "-m", "stategraph.cli._main"]
     proc = subprocess.run(
         [*command, "show", "t-ada", "--sqlite", db, "--graph", "approval_app:graph"],
         capture_output=True,
@@ -360,7 +360,7 @@ def test_missing_optional_dependency_is_exit_code_5(tmp_path):
     script = (
         "import sys\n"
         "sys.modules['PIL'] = None  # Pillow absent\n"
-        "from stategraph.cli.main import main\n"
+        "from stategraph.cli._main import main\n"
         f"sys.exit(main(['draw', 'approval_app:graph', '-f', 'png', '-o', {str(tmp_path / 'g.png')!r}]))\n"
     )
     proc = subprocess.run(

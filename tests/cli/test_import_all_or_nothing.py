@@ -33,7 +33,7 @@ from stategraph.checkpoint.memory import InMemorySaver
 from stategraph.checkpoint.serde._pyunpack import unpack
 from stategraph.checkpoint.serde.base import DeserializationError
 from stategraph.checkpoint.sqlite import SqliteSaver
-from stategraph.cli.main import main
+from stategraph.cli._main import main
 
 from .test_import_langgraph import EXPECTED, SOURCE, import_with_graphs, resume_all
 

@@ -26,7 +26,7 @@ from stategraph.checkpoint.langgraph_import._guard import LangGraphDatabaseError
 from stategraph.checkpoint.memory import InMemorySaver
 from stategraph.checkpoint.serde.base import DeserializationError, UnknownTypeWarning
 from stategraph.checkpoint.sqlite import SqliteSaver
-from stategraph.cli.main import main
+from stategraph.cli._main import main
 from stategraph.graph import START, MessagesState, StateGraph
 from stategraph.messages import AIMessage, HumanMessage
 from stategraph.types import Command, Interrupt, interrupt

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from stategraph.checkpoint.sqlite import SqliteSaver
-from stategraph.cli.main import main
+from stategraph.cli._main import main
 
 HERE = Path(__file__).parent
 DATA = HERE.parent / "data" / "langgraph"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 
 from stategraph.drawing import Edge, Graph, Node
-from stategraph.drawing.layout import Layout, layout_graph
+from stategraph.drawing._layout import Layout, layout_graph
 from stategraph.graph import END, START, StateGraph
 
 from .graphs import State, chain, nested_graph, noop, review_graph

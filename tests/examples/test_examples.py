@@ -145,7 +145,7 @@ def test_notebook_runs_and_displays_the_graph(tmp_path: Path) -> None:
 
 def test_studio_demo(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from stategraph.checkpoint.sqlite import SqliteSaver
-    from stategraph.cli.checkpoints import pending_interrupts, pending_nodes
+    from stategraph.cli._checkpoints import pending_interrupts, pending_nodes
 
     path = str(tmp_path / "demo.sqlite")
     report = load("studio_demo").main([path])

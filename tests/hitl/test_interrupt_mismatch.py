@@ -20,7 +20,7 @@ from typing_extensions import TypedDict
 from stategraph.checkpoint.memory import InMemorySaver
 from stategraph.checkpoint.sqlite import SqliteSaver
 from stategraph.graph import START, StateGraph
-from stategraph.pregel.task import InterruptMismatchError
+from stategraph.pregel._task import InterruptMismatchError
 from stategraph.types import Command, interrupt
 
 from ._support import Runner, cfg

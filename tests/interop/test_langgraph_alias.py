@@ -128,7 +128,7 @@ def test_the_alias_refuses_when_langgraph_itself_is_installed(tmp_path: Path) ->
 def test_runnable_callable_runs_the_async_twin_in_async_runs() -> None:
     from typing_extensions import TypedDict
 
-    from stategraph.compat.langgraph_internal._runnable import RunnableCallable
+    from stategraph.compat._langgraph_internal._runnable import RunnableCallable
     from stategraph.graph import START, StateGraph
 
     class State(TypedDict):

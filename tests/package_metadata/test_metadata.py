@@ -37,7 +37,7 @@ def test_runtime_dependencies_are_the_four_allowed() -> None:
 def test_console_script_and_pytest_plugin_entry_points() -> None:
     entry_points = metadata.entry_points()
     (script,) = [e for e in entry_points.select(group="console_scripts") if e.name == "stategraph"]
-    assert script.value == "stategraph.cli.main:console" and callable(script.load())
+    assert script.value == "stategraph.cli._main:console" and callable(script.load())
     (plugin,) = [e for e in entry_points.select(group="pytest11") if e.name == "stategraph"]
     module = plugin.load()
     assert module is importlib.import_module("stategraph.testing.pytest_plugin")

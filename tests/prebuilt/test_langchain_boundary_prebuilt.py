@@ -13,7 +13,7 @@ from stategraph.config import RunnableConfig
 from stategraph.graph import START, MessagesState, StateGraph
 from stategraph.messages import AIMessage, HumanMessage
 from stategraph.prebuilt import InjectedToolArg, ToolCallTransformer, ToolNode, create_react_agent
-from stategraph.prebuilt.tools import Tool
+from stategraph.prebuilt._tools import Tool
 from stategraph.types import TracePolicy, omit_payload
 
 

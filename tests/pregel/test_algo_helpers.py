@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from stategraph.channels import EphemeralValue, LastValue
 from stategraph.constants import PULL, PUSH
-from stategraph.pregel.algo import increment, make_task_id, null_version_of, triggered
+from stategraph.pregel._algo import increment, make_task_id, null_version_of, triggered
 
 
 def test_null_version_follows_the_type_of_versions() -> None:

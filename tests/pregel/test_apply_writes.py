@@ -28,7 +28,7 @@ from stategraph.channels import (
 from stategraph.channels.base import BaseChannel
 from stategraph.constants import NO_WRITES, PULL, PUSH, TASKS
 from stategraph.errors import InvalidUpdateError
-from stategraph.pregel.algo import apply_writes, increment
+from stategraph.pregel._algo import apply_writes, increment
 
 
 @dataclass

@@ -11,7 +11,7 @@ import pytest
 
 from stategraph.checkpoint.memory import InMemorySaver
 from stategraph.graph import START, StateGraph
-from stategraph.pregel.lease_guard import lease_settings
+from stategraph.pregel._lease_guard import lease_settings
 
 
 class Count(TypedDict):

@@ -16,7 +16,7 @@ from stategraph.checkpoint.memory import InMemorySaver
 from stategraph.graph import START, StateGraph
 from stategraph.graph.message import MessagesState
 from stategraph.messages import AIMessage, AIMessageChunk, HumanMessage, message_chunk_to_message
-from stategraph.pregel.model_calls import (
+from stategraph.observe._model_calls import (
     ModelCall,
     ModelCallHandler,
     begin_model_call,

@@ -12,7 +12,7 @@ from typing_extensions import TypedDict
 
 from stategraph.checkpoint.memory import InMemorySaver
 from stategraph.graph import END, START, StateGraph
-from stategraph.pregel.observe import (
+from stategraph.observe import (
     Observers,
     RunObserver,
     register_observer,

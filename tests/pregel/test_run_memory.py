@@ -15,9 +15,9 @@ import pytest
 
 from stategraph.checkpoint.memory import InMemorySaver
 from stategraph.graph import END, START, StateGraph
-from stategraph.pregel.loop import Loop
-from stategraph.pregel.run import RunContext
-from stategraph.pregel.task import Task
+from stategraph.pregel._loop.drive import Loop
+from stategraph.pregel._run import RunContext
+from stategraph.pregel._task import Task
 
 
 class State(TypedDict):

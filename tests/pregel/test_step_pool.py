@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from stategraph.channels import LastValue, Topic
-from stategraph.pregel import NodeBuilder, Pregel, step_pool
+from stategraph.pregel import NodeBuilder, Pregel
+from stategraph.pregel import _step_pool as step_pool
 from stategraph.types import StreamWriter
 
 

@@ -24,7 +24,8 @@ from typing_extensions import TypedDict
 
 from stategraph.checkpoint.memory import InMemorySaver
 from stategraph.graph import END, START, StateGraph
-from stategraph.pregel import step_pool, sync_shell
+from stategraph.pregel import _step_pool as step_pool
+from stategraph.pregel import _sync_shell as sync_shell
 
 REPRO = textwrap.dedent(
     """

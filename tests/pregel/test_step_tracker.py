@@ -24,7 +24,7 @@ from stategraph.channels import (
 )
 from stategraph.channels.base import MISSING, BaseChannel
 from stategraph.constants import PULL
-from stategraph.pregel.algo import StepTracker, apply_writes, increment, step_scoped_channels
+from stategraph.pregel._algo import StepTracker, apply_writes, increment, step_scoped_channels
 
 
 @dataclass

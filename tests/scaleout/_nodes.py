@@ -176,7 +176,7 @@ def after_kill(state: Flaky) -> dict[str, Any]:
 
 def make_call_for_tests(func: Any) -> Any:
     """The compiled call adapter of ``func`` (what a payload carries)."""
-    from stategraph.pregel.call import make_call
+    from stategraph.pregel._call import make_call
 
     return make_call(func, getattr(func, "__name__", "node"))
 

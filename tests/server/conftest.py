@@ -60,7 +60,7 @@ class ServerProcess:
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.data_dir = data_dir
-        args = [sys.executable, "-m", "stategraph.cli.main", command, "--config", str(config)]
+        args = [sys.executable, "-m", "stategraph.cli._main", command, "--config", str(config)]
         args += ["--data-dir", str(data_dir)]
         if command == "serve":
             args += ["--port", str(self.port)]

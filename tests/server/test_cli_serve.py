@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from stategraph.cli.main import main
+from stategraph.cli._main import main
 
 pytestmark = pytest.mark.server
 

@@ -11,7 +11,7 @@ import pytest
 from starlette.testclient import TestClient
 from tests.server.conftest import ServerProcess
 
-from stategraph.cli.main import main
+from stategraph.cli._main import main
 from stategraph.server._ui_files import UI_PATH, UiFolderError, check_ui_dir, ui_app
 
 pytestmark = pytest.mark.server

@@ -8,8 +8,8 @@ from collections.abc import Iterable
 
 import pytest
 
+from stategraph.store._batch import AsyncBatchedBaseStore
 from stategraph.store.base import InvalidNamespaceError, Op, PutOp, Result
-from stategraph.store.batch import AsyncBatchedBaseStore
 from stategraph.store.memory import InMemoryStore
 from stategraph.store.sqlite_aio import AsyncSqliteStore
 

@@ -289,7 +289,7 @@ async def test_async_abort_cancels_the_running_subgraph() -> None:
 
 def test_model_tokens_become_one_stream_per_message() -> None:
     from stategraph.messages import AIMessageChunk, message_chunk_to_message
-    from stategraph.pregel.model_calls import begin_model_call
+    from stategraph.observe._model_calls import begin_model_call
 
     class Words:
         def invoke(self, messages: list[Any]) -> AIMessage:

@@ -14,7 +14,7 @@ from typing_extensions import TypedDict
 from stategraph.checkpoint.memory import InMemorySaver
 from stategraph.func import entrypoint
 from stategraph.graph import END, START, StateGraph
-from stategraph.pregel.typed_output import class_builder
+from stategraph.observe._typed_output import class_builder
 from stategraph.types import GraphOutput, Interrupt, interrupt
 
 

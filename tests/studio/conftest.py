@@ -19,8 +19,8 @@ from starlette.testclient import TestClient
 
 from stategraph.checkpoint.sqlite import SqliteSaver
 from stategraph.store.sqlite import SqliteStore
+from stategraph.studio._reading import thread_index_for
 from stategraph.studio.app import create_app
-from stategraph.studio.reading import thread_index_for
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from stategraph.cli.main import main
-from stategraph.cli.studio import is_loopback
+from stategraph.cli._main import main
+from stategraph.cli._studio import is_loopback
 
 from .conftest import EXAMPLES, free_port
 
@@ -66,7 +66,7 @@ def serve(demo_db):
     def start(*extra: str) -> str:
         port = free_port()
         cmd = [
-            sys.executable, "-m", "stategraph.cli.main", "studio",
+            sys.executable, "-m", "stategraph.cli._main", "studio",
             f"{EXAMPLES / 'studio_demo.py'}:graph", "--sqlite", demo_db,
             "--port", str(port), *extra,
         ]  # fmt: skip

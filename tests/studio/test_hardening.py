@@ -18,9 +18,9 @@ from urllib.parse import urljoin, urlsplit
 import pytest
 
 from stategraph.checkpoint.sqlite import SqliteSaver
+from stategraph.studio._reading import thread_index_for
 from stategraph.studio.app import create_app
 from stategraph.studio.limits import StudioLimits
-from stategraph.studio.reading import thread_index_for
 
 from .conftest import LiveServer
 

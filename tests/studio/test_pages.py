@@ -182,7 +182,7 @@ def test_graph_store_and_static_assets(make_client):
 
 
 def test_timeline_pages_through_older_checkpoints(make_client, monkeypatch):
-    from stategraph.studio import pages
+    from stategraph.studio import _pages as pages
 
     monkeypatch.setattr(pages, "TIMELINE_PAGE", 4)
     client = make_client()
@@ -195,7 +195,7 @@ def test_timeline_pages_through_older_checkpoints(make_client, monkeypatch):
 
 
 def test_answer_form_starts_from_the_schema_and_pages_work_without_a_graph(make_client):
-    from stategraph.studio.answers import example_answer
+    from stategraph.studio._answers import example_answer
 
     assert example_answer(None) is True
     assert example_answer({"type": "object", "properties": {"n": {"type": "integer"}},

@@ -8,7 +8,7 @@ from tests.checkpoint.saver_harness import PgSchema
 
 from stategraph.checkpoint.postgres import PostgresSaver
 from stategraph.checkpoint.sqlite import SqliteSaver
-from stategraph.studio.reading import (
+from stategraph.studio._reading import (
     PostgresThreadIndex,
     SaverThreadIndex,
     SqliteThreadIndex,

@@ -13,7 +13,7 @@ from stategraph.checkpoint.sqlite import SqliteSaver
 from stategraph.errors import GraphInterrupt
 from stategraph.graph import START, StateGraph
 from stategraph.pregel.remote import RemoteError, RemoteGraph, StreamPart
-from stategraph.types import Command, Interrupt, StateSnapshot
+from stategraph.types import Command, Interrupt, StateSnapshot, StateUpdate
 
 
 def test_invoke_interrupt_and_resume(live_studio):
@@ -156,8 +156,8 @@ def test_messages_stream_token_by_token(tmp_path):
     import sqlite3
 
     from stategraph.graph import MessagesState
+    from stategraph.studio._reading import thread_index_for
     from stategraph.studio.app import create_app
-    from stategraph.studio.reading import thread_index_for
     from stategraph.testing.chat_model import FakeChatModel
 
     from .conftest import LiveServer
@@ -270,3 +270,64 @@ def test_a_resume_whose_remote_question_was_answered_elsewhere_is_refused(live_s
     assert remote.get_state(config).values["status"] == "rejected"
     assert len(list(remote.get_state_history(config, limit=50))) == before
     assert local.get_state(config).next == ("remote_writer",)
+
+
+def test_bulk_update_state_saves_one_checkpoint_per_superstep(live_studio):
+    server, _db = live_studio
+    remote = RemoteGraph("agent", url=server.url)
+    config = {"configurable": {"thread_id": "bulk"}}
+    remote.invoke({"topic": "Owls"}, config)
+    before = len(list(remote.get_state_history(config)))
+    last = remote.bulk_update_state(
+        config,
+        [
+            [StateUpdate({"comment": "first"}, as_node="review")],
+            [StateUpdate({"comment": "second"})],
+        ],
+    )
+    history = list(remote.get_state_history(config))
+    assert len(history) == before + 2
+    assert [s.values["comment"] for s in history[:2]] == ["second", "first"]
+    # the returned config names the newest checkpoint, which the second update made
+    assert (
+        last["configurable"]["checkpoint_id"] == history[0].config["configurable"]["checkpoint_id"]
+    )
+    assert history[0].parent_config == history[1].config
+
+
+@pytest.mark.parametrize(
+    ("supersteps", "message"),
+    [
+        ([], "got no supersteps"),
+        ([[StateUpdate({"comment": "a"})], []], "superstep 1 has 0 updates"),
+        ([[StateUpdate({"comment": "a"}), StateUpdate({"comment": "b"})]], "superstep 0 has 2"),
+        ([[StateUpdate({"comment": "a"}, task_id="t-1")]], "task_id='t-1'"),
+    ],
+)
+def test_bulk_update_state_refuses_what_the_server_cannot_take_before_sending(
+    live_studio, supersteps, message
+):
+    server, _db = live_studio
+    remote = RemoteGraph("agent", url=server.url)
+    config = {"configurable": {"thread_id": "bulk-refused"}}
+    remote.invoke({"topic": "Voles"}, config)
+    before = list(remote.get_state_history(config))
+    with pytest.raises(ValueError, match=message):
+        remote.bulk_update_state(config, supersteps)
+    assert list(remote.get_state_history(config)) == before
+
+
+async def test_abulk_update_state(live_studio):
+    server, _db = live_studio
+    remote = RemoteGraph("agent", url=server.url)
+    config = {"configurable": {"thread_id": "abulk"}}
+    await remote.ainvoke({"topic": "Newts"}, config)
+    await remote.abulk_update_state(
+        config, [[StateUpdate({"comment": "x"})], [StateUpdate({"comment": "y"})]]
+    )
+    assert (await remote.aget_state(config)).values["comment"] == "y"
+    with pytest.raises(ValueError, match="superstep 0 has 2"):
+        await remote.abulk_update_state(
+            config, [[StateUpdate({"comment": "p"}), StateUpdate({"comment": "q"})]]
+        )
+    assert (await remote.aget_state(config)).values["comment"] == "y"

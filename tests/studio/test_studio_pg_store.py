@@ -21,9 +21,9 @@ import psycopg
 import pytest
 from tests.checkpoint.saver_harness import PG_URL, PgSchema
 
-from stategraph.cli.errors import CliError
-from stategraph.cli.main import main
-from stategraph.cli.stores import is_postgres_url, open_store
+from stategraph.cli._errors import CliError
+from stategraph.cli._main import main
+from stategraph.cli._stores import is_postgres_url, open_store
 from stategraph.store.postgres import PostgresStore
 
 from .conftest import EXAMPLES, free_port
@@ -126,7 +126,7 @@ def _request(url: str, method: str = "GET", body: object = None) -> tuple[int, s
 def _start(demo_db: str, store_url: str, *extra: str) -> tuple[subprocess.Popen[str], str]:
     port = free_port()
     cmd = [
-        sys.executable, "-m", "stategraph.cli.main", "studio", "--sqlite", demo_db,
+        sys.executable, "-m", "stategraph.cli._main", "studio", "--sqlite", demo_db,
         "--store", store_url, "--port", str(port), *extra,
     ]  # fmt: skip
     proc = subprocess.Popen(

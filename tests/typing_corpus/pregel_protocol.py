@@ -10,6 +10,7 @@ from typing_extensions import TypedDict
 from stategraph.graph import START, StateGraph
 from stategraph.pregel import Pregel
 from stategraph.pregel.protocol import PregelProtocol, StreamChunk, StreamProtocol
+from stategraph.pregel.remote import RemoteGraph
 
 
 class State(TypedDict):
@@ -41,3 +42,8 @@ def takes_pregel(graph: Pregel[Any, Any, Any, Any]) -> PregelProtocol:
 chunks: queue.Queue[StreamChunk] = queue.Queue()
 sink = StreamProtocol(chunks.put, {"values"})
 sink(((), "values", {"topic": "a"}))
+
+
+def takes_remote(graph: RemoteGraph) -> PregelProtocol:
+    # RemoteGraph implements every method of the protocol, bulk updates included
+    return graph

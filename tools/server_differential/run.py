@@ -115,7 +115,7 @@ def main() -> int:
                 [
                     sys.executable,
                     "-m",
-                    "stategraph.cli.main",
+                    "stategraph.cli._main",
                     "serve",
                     "--port",
                     str(sg_port),

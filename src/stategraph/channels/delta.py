@@ -51,7 +51,7 @@ def _with_id(item: Any, convert: bool) -> Any:
     if isinstance(item, BaseMessage):
         if item.id is not None:
             return item
-        from stategraph.messages.chunks import BaseMessageChunk, message_chunk_to_message
+        from stategraph.messages._chunks import BaseMessageChunk, message_chunk_to_message
 
         if isinstance(item, BaseMessageChunk):
             item = message_chunk_to_message(item)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from contextlib import ExitStack
 from typing import Any
 
-from stategraph.cli.errors import EXIT_NOT_FOUND, EXIT_USAGE, CliError, missing_extra
+from stategraph.cli._errors import EXIT_NOT_FOUND, EXIT_USAGE, CliError, missing_extra
 
 __all__ = ["connect_postgres", "import_psycopg", "open_postgres_saver", "read_only_conninfo"]
 

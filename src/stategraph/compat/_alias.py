@@ -3,7 +3,7 @@
 ``langgraph.X`` resolves to the module ``stategraph.X`` itself (the same module object,
 so classes are identical under both names), except for the few private LangGraph
 modules that libraries built on LangGraph import, which resolve to stand-ins in
-:mod:`stategraph.compat.langgraph_internal` (see :data:`_REMAP`).
+:mod:`stategraph.compat._langgraph_internal` (see :data:`_REMAP`).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ _ROOT = "langgraph"
 _REMAP = {
     # LangGraph's private helpers that langgraph-swarm, langgraph-supervisor and
     # langchain.agents import
-    "langgraph._internal": "stategraph.compat.langgraph_internal",
+    "langgraph._internal": "stategraph.compat._langgraph_internal",
 }
 
 

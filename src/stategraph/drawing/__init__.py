@@ -8,8 +8,8 @@ rendered locally: no web service, no browser, no Graphviz.
 
 from __future__ import annotations
 
-from stategraph.drawing.graph import Edge, Graph, LabelsDict, Node
-from stategraph.drawing.styles import CurveStyle, MermaidDrawMethod, NodeStyles
+from stategraph.drawing._graph import Edge, Graph, LabelsDict, Node
+from stategraph.drawing._styles import CurveStyle, MermaidDrawMethod, NodeStyles
 
 __all__ = [
     "Graph",

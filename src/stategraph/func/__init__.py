@@ -36,11 +36,11 @@ from stategraph.constants import (
 )
 from stategraph.errors import sync_timeout_error
 from stategraph.observe import aresolve, call_namespace, call_run_metadata
-from stategraph.pregel.cache_io import CACHE_NS
-from stategraph.pregel.call import is_async_callable
+from stategraph.pregel._cache_io import CACHE_NS
+from stategraph.pregel._call import is_async_callable
+from stategraph.pregel._retry import retry_delay
 from stategraph.pregel.main import Pregel
 from stategraph.pregel.node import PregelNode
-from stategraph.pregel.retry import retry_delay
 from stategraph.types import CachePolicy, RetryPolicy, TimeoutPolicy, coerce_timeout
 from stategraph.warnings import (
     LangGraphDeprecatedSinceV05,
@@ -229,7 +229,7 @@ class _TaskFunction(Generic[P, R]):
         """Async twin of :meth:`_run_sync` (``timeout`` bounds each attempt)."""
         import asyncio
 
-        from stategraph.pregel.async_shell import Beat, call_with_timeout
+        from stategraph.pregel._async_shell import Beat, call_with_timeout
 
         failures = 0
         while True:
@@ -429,7 +429,7 @@ def _call_input(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[st
 def _emit_call_event(run_ctx: Any, call_id: str, kind: str, fields: dict[str, Any]) -> None:
     """A ``tasks``/``debug`` event for a ``@task`` call (a pushed task, as in LangGraph)."""
     from stategraph.observe._debug import debug_event
-    from stategraph.pregel.algo import make_task_id
+    from stategraph.pregel._algo import make_task_id
 
     payload = {"id": make_task_id(call_id), **fields}
     run_ctx.emit("tasks", payload)
@@ -661,7 +661,7 @@ class _EntrypointWriter:
     def static_routes(self) -> list[Any]:
         """For drawings: the entrypoint's end is its return, drawn as a conditional
         (dotted) edge to ``END``, as LangGraph draws it."""
-        from stategraph.drawing.structure import Route
+        from stategraph.drawing._structure import Route
 
         return [Route(None, conditional=True)]
 

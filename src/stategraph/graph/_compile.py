@@ -36,17 +36,17 @@ from stategraph.graph._write import (
     branch_channel,
     goto_writes,
 )
-from stategraph.pregel.call import make_call
-from stategraph.pregel.io import NO_UPDATE
+from stategraph.pregel._call import make_call
+from stategraph.pregel._io import NO_UPDATE
+from stategraph.pregel._subgraph_refs import referenced_graphs
 from stategraph.pregel.main import Pregel
 from stategraph.pregel.node import PregelNode
-from stategraph.pregel.subgraph_refs import referenced_graphs
 from stategraph.types import Command
 from stategraph.typing import ContextT, InputT, OutputT, StateT
 
 if TYPE_CHECKING:
     from stategraph.graph.state import StateGraph
-    from stategraph.pregel.task import Task
+    from stategraph.pregel._task import Task
 
 __all__ = ["CompiledStateGraph", "compile_graph"]
 
@@ -154,7 +154,7 @@ def state_jsonschema(builder: StateGraph[Any, Any, Any, Any], schema: Any, name:
     from pydantic import TypeAdapter
 
     from stategraph._typeddict_compat import pydantic_ready
-    from stategraph.pregel.schema import fields_model, root_model
+    from stategraph.pregel._schema import fields_model, root_model
 
     if is_pydantic_class(schema):
         return schema.model_json_schema()

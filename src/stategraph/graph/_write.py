@@ -21,8 +21,8 @@ from stategraph.observe import aresolve
 from stategraph.types import Command, Send
 
 if TYPE_CHECKING:
-    from stategraph.drawing.structure import Route
-    from stategraph.pregel.task import Task
+    from stategraph.drawing._structure import Route
+    from stategraph.pregel._task import Task
 
 __all__ = ["branch_channel", "StateWriter", "EdgeWriter", "BranchWriter", "goto_writes"]
 
@@ -92,7 +92,7 @@ class StateWriter:
 
     def static_routes(self) -> list[Route]:
         """The ``Command(goto=...)`` targets the node declares (for drawings)."""
-        from stategraph.drawing.structure import Route
+        from stategraph.drawing._structure import Route
 
         return [
             Route(None if target == END else branch_channel(target), True, label)
@@ -204,7 +204,7 @@ class EdgeWriter:
 
     def static_routes(self) -> list[Route]:
         """The channels this writer always writes (for drawings)."""
-        from stategraph.drawing.structure import Route
+        from stategraph.drawing._structure import Route
 
         return [
             Route(chan, value=value if isinstance(value, str) else None)
@@ -315,7 +315,7 @@ class BranchWriter:
         Labels come from ``path_map`` keys that differ from their target; a branch
         whose targets are unknown (no ``path_map``, no ``Literal`` annotation) has none.
         """
-        from stategraph.drawing.structure import Route
+        from stategraph.drawing._structure import Route
 
         def channel(target: str) -> str | None:
             return None if target == END else branch_channel(target)

@@ -9,7 +9,7 @@ from typing_extensions import TypedDict
 
 from stategraph.graph.state import StateGraph
 from stategraph.messages import AnyMessage, BaseMessage, BaseMessageChunk, _convert_one
-from stategraph.messages.chunks import is_chunk, message_chunk_to_message
+from stategraph.messages._chunks import is_chunk, message_chunk_to_message
 
 __all__ = ["add_messages", "MessageGraph", "MessagesState", "REMOVE_ALL_MESSAGES"]
 

@@ -15,10 +15,10 @@ name in checkpoints).
 
 from __future__ import annotations
 
-from stategraph.messages import base as _base
-from stategraph.messages import chunks as _chunks
-from stategraph.messages import utils as _utils
-from stategraph.messages.base import (  # noqa: F401 (in __all__, from base.__all__)
+from stategraph.messages import _base as _base
+from stategraph.messages import _chunks as _chunks
+from stategraph.messages import _utils as _utils
+from stategraph.messages._base import (  # noqa: F401 (in __all__, from base.__all__)
     AIMessage,
     AnyMessage,
     BaseMessage,
@@ -33,7 +33,7 @@ from stategraph.messages.base import (  # noqa: F401 (in __all__, from base.__al
     ToolMessage,
     UsageMetadata,
 )
-from stategraph.messages.chunks import (  # noqa: F401 (in __all__, from chunks.__all__)
+from stategraph.messages._chunks import (  # noqa: F401 (in __all__, from chunks.__all__)
     AIMessageChunk,
     BaseMessageChunk,
     ChatMessageChunk,
@@ -43,8 +43,8 @@ from stategraph.messages.chunks import (  # noqa: F401 (in __all__, from chunks.
     ToolMessageChunk,
     message_chunk_to_message,
 )
-from stategraph.messages.convert import _convert_one, convert_to_messages  # noqa: F401
-from stategraph.messages.utils import (  # noqa: F401 (in __all__, from utils.__all__)
+from stategraph.messages._convert import _convert_one, convert_to_messages  # noqa: F401
+from stategraph.messages._utils import (  # noqa: F401 (in __all__, from utils.__all__)
     count_tokens_approximately,
     filter_messages,
     get_buffer_string,

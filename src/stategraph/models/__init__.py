@@ -21,14 +21,14 @@ from stategraph._lazy import lazy_attributes
 __all__ = ["ChatModel", "ChatModelProtocol", "tool_spec"]
 
 _LAZY = {
-    "ChatModel": "stategraph.models.base",
-    "ChatModelProtocol": "stategraph.models.base",
+    "ChatModel": "stategraph.models._base",
+    "ChatModelProtocol": "stategraph.models._base",
     "tool_spec": "stategraph.models._tools",
 }
 
 if TYPE_CHECKING:
+    from stategraph.models._base import ChatModel, ChatModelProtocol
     from stategraph.models._tools import tool_spec
-    from stategraph.models.base import ChatModel, ChatModelProtocol
 
 
 __getattr__, __dir__ = lazy_attributes(__name__, _LAZY, globals())

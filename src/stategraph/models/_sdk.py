@@ -14,9 +14,9 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, ClassVar
 
 from stategraph.messages import AIMessage, AIMessageChunk
+from stategraph.models._base import ChatModel
 from stategraph.models._clients import ClientSettings, build_clients
 from stategraph.models._tools import ToolSpec
-from stategraph.models.base import ChatModel
 
 __all__ = ["SdkChatModel"]
 

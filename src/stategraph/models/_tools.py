@@ -76,7 +76,7 @@ def tool_spec(tool: Any) -> ToolSpec:
             "parameters": parameters,
         }
     if callable(tool):
-        from stategraph.prebuilt.tools import Tool
+        from stategraph.prebuilt._tools import Tool
 
         return _from_mapping(Tool.from_function(tool).function_schema())
     raise TypeError(

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from stategraph.messages import AIMessage, AIMessageChunk
-from stategraph.messages.utils import content_text
+from stategraph.messages._utils import content_text
 from stategraph.models._clients import SDK_ALIASES, ClientSettings
 from stategraph.models._clients import one_of as _one_of
 from stategraph.models._sdk import SdkChatModel

@@ -47,9 +47,9 @@ _LAZY = {
     "InjectedStore": "stategraph.prebuilt._injection",
     "InjectedToolArg": "stategraph.prebuilt._injection",
     "InjectedToolCallId": "stategraph.prebuilt._injection",
-    "Tool": "stategraph.prebuilt.tools",
-    "ToolInvocationError": "stategraph.prebuilt.tools",
-    "tool": "stategraph.prebuilt.tools",
+    "Tool": "stategraph.prebuilt._tools",
+    "ToolInvocationError": "stategraph.prebuilt._tools",
+    "tool": "stategraph.prebuilt._tools",
 }
 
 if TYPE_CHECKING:
@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     )
     from stategraph.prebuilt._tool_call_stream import ToolCallStream, ToolCallTransformer
     from stategraph.prebuilt._tool_runtime import ToolCallRequest, ToolRuntime
+    from stategraph.prebuilt._tools import Tool, ToolInvocationError, tool
     from stategraph.prebuilt.chat_agent_executor import (
         AgentState,
         AgentStatePydantic,
@@ -68,7 +69,6 @@ if TYPE_CHECKING:
     )
     from stategraph.prebuilt.tool_node import AsyncToolNode, ToolNode, tools_condition
     from stategraph.prebuilt.tool_validator import ValidationNode
-    from stategraph.prebuilt.tools import Tool, ToolInvocationError, tool
 
 
 __getattr__, __dir__ = lazy_attributes(__name__, _LAZY, globals())

@@ -106,7 +106,7 @@ def as_node(hook: Any, label: str) -> Any:
             return invoke(state)
 
         if callable(ainvoke):
-            from stategraph.pregel.call import ASYNC_TWIN
+            from stategraph.pregel._call import ASYNC_TWIN
 
             async def arun_hook(state: Any) -> Any:
                 return await ainvoke(state)

@@ -9,7 +9,7 @@ parameter typed ``RunnableConfig`` (stategraph's or langchain-core's, plain or a
 core's ``InjectedToolArg`` / ``InjectedToolCallId`` markers are recognized too.
 
 Once an application uses langchain-core, these marker classes also become subclasses
-of langchain-core's (see :mod:`stategraph.interop.langchain.tool_types`), so LangChain
+of langchain-core's (see :mod:`stategraph.interop.langchain._tool_types`), so LangChain
 ``@tool`` s hide such parameters from the model as they do in LangGraph.
 """
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from stategraph.prebuilt._injection import Injection, find_injections
-from stategraph.prebuilt.tools import Tool, ToolInvocationError, is_async_only
+from stategraph.prebuilt._tools import Tool, ToolInvocationError, is_async_only
 
 __all__ = ["ToolRunner", "as_runner"]
 
@@ -143,7 +143,7 @@ def _duck_injections(obj: Any) -> dict[str, Injection]:
 
 def _load_langchain_bridge() -> None:
     """A LangChain tool returns stategraph ``Command`` s only once the bridge made them
-    LangChain tool outputs (see :mod:`stategraph.interop.langchain.tool_types`)."""
+    LangChain tool outputs (see :mod:`stategraph.interop.langchain._tool_types`)."""
     from stategraph._bridges import langchain_bridge
 
     langchain_bridge()

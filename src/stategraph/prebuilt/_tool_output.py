@@ -10,7 +10,7 @@ from typing import Any, Union
 
 from stategraph.messages import ToolMessage
 from stategraph.prebuilt._injection import resolved_hints
-from stategraph.prebuilt.tools import ToolInvocationError
+from stategraph.prebuilt._tools import ToolInvocationError
 from stategraph.types import Command
 
 __all__ = [

@@ -27,7 +27,7 @@ from stategraph.prebuilt._agent_parts import (
     state_messages,
 )
 from stategraph.prebuilt.tool_node import TOOL_CALL_WITH_CONTEXT, ToolNode
-from stategraph.pregel.call import ASYNC_TWIN
+from stategraph.pregel._call import ASYNC_TWIN
 from stategraph.types import Send
 
 if typing.TYPE_CHECKING:
@@ -352,7 +352,7 @@ def _langchain_chain_for(model: Any) -> Any:
         return None
     import importlib
 
-    return importlib.import_module("stategraph.interop.langchain.agent_chain")
+    return importlib.import_module("stategraph.interop.langchain._agent_chain")
 
 
 def _runtime() -> Any:

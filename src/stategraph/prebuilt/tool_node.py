@@ -41,7 +41,7 @@ from stategraph.prebuilt._tool_output import (
     result_to_output,
 )
 from stategraph.prebuilt._tool_runtime import ToolCallRequest, ToolRuntime, current_tool_runtime
-from stategraph.prebuilt.tools import ToolInvocationError, is_async_only
+from stategraph.prebuilt._tools import ToolInvocationError, is_async_only
 from stategraph.types import Command
 
 __all__ = [

@@ -37,7 +37,7 @@ def _schema_of(item: Any) -> tuple[str, Any]:
     if hasattr(item, "_args_model") and isinstance(name, str):
         return name, item._args_model()
     if callable(item):
-        from stategraph.prebuilt.tools import Tool
+        from stategraph.prebuilt._tools import Tool
 
         tool = Tool.from_function(item)
         return tool.name, tool._args_model()

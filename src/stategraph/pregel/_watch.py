@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from stategraph.observe._fanout import Observers, chain_reports
 
 if TYPE_CHECKING:
-    from stategraph.pregel.run import RunContext
-    from stategraph.pregel.task import Task
+    from stategraph.pregel._run import RunContext
+    from stategraph.pregel._task import Task
 
 __all__ = ["RunWatch"]
 

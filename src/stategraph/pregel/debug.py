@@ -20,12 +20,12 @@ from stategraph.observe._debug import (
     task_metadata,
     task_start_payload,
 )
-from stategraph.pregel.io import NO_UPDATE, read_output
+from stategraph.pregel._io import NO_UPDATE, read_output
 
 if TYPE_CHECKING:
-    from stategraph.pregel.loop import Loop
+    from stategraph.pregel._loop.drive import Loop
+    from stategraph.pregel._task import Task
     from stategraph.pregel.main import Pregel
-    from stategraph.pregel.task import Task
 
 __all__ = [
     "map_debug_tasks",

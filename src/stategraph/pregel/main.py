@@ -9,7 +9,7 @@ The class is assembled from one part per concern, in ``pregel/_pregel/``:
 * ``schemas.py``: input, output, context and config schemas, and ``get_graph``;
 * ``config.py``: reading and checking the run settings of a config;
 
-and :class:`~stategraph.pregel.state.StateMixin` (``pregel/state.py``, its work in
+and :class:`~stategraph.pregel._state.StateMixin` (``pregel/_state.py``, its work in
 ``_pregel/state_read.py`` and ``_pregel/state_edit.py``): reading and editing a
 thread's state (``get_state``, history, ``update_state``, bulk updates).
 """
@@ -22,7 +22,7 @@ from stategraph.pregel._pregel.config import DEFAULT_RECURSION_LIMIT
 from stategraph.pregel._pregel.config import lift_config_keys as lift_config_keys
 from stategraph.pregel._pregel.running import RunMixin
 from stategraph.pregel._pregel.schemas import SchemaMixin
-from stategraph.pregel.state import StateMixin
+from stategraph.pregel._state import StateMixin
 from stategraph.typing import ContextT, InputT, OutputT, StateT
 
 __all__ = ["Pregel", "DEFAULT_RECURSION_LIMIT"]

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from stategraph.pregel.call import NodeCall, make_call
-from stategraph.pregel.node_alone import NO_RESUME
+from stategraph.pregel._call import NodeCall, make_call
+from stategraph.pregel._node_alone import NO_RESUME
 from stategraph.types import CachePolicy, RetryPolicy, TimeoutPolicy, TracePolicy
 
 if TYPE_CHECKING:
-    from stategraph.pregel.task import Task
+    from stategraph.pregel._task import Task
 
 __all__ = ["PregelNode", "NodeBuilder", "ChannelWrite", "Writer"]
 
@@ -54,7 +54,7 @@ class PregelNode:
 
     ``channels`` is either one channel name (the node receives that channel's value) or
     a list of names (the node receives a dict of the available ones, passed through
-    ``mapper`` when set). ``proc`` is a :class:`~stategraph.pregel.call.NodeCall` or a
+    ``mapper`` when set). ``proc`` is a :class:`~stategraph.pregel._call.NodeCall` or a
     compiled graph (a subgraph). ``writers`` turn the output into channel writes.
     """
 
@@ -160,7 +160,7 @@ class PregelNode:
         one answer per ``interrupt()`` call) answers it. No edge is followed and
         nothing is saved. Async nodes need :meth:`ainvoke`.
         """
-        from stategraph.pregel.node_alone import call_sync, prepare_alone
+        from stategraph.pregel._node_alone import call_sync, prepare_alone
 
         return call_sync(
             prepare_alone(
@@ -179,7 +179,7 @@ class PregelNode:
         resumes: Sequence[Any] | None = None,
     ) -> Any:
         """Async twin of :meth:`invoke` (runs sync and async nodes alike)."""
-        from stategraph.pregel.node_alone import call_async, prepare_alone
+        from stategraph.pregel._node_alone import call_async, prepare_alone
 
         return await call_async(
             prepare_alone(

@@ -25,7 +25,7 @@ from typing_extensions import Self
 from stategraph.types import StateSnapshot, StateUpdate
 
 if TYPE_CHECKING:
-    from stategraph.drawing.graph import Graph
+    from stategraph.drawing._graph import Graph
 
 __all__ = ["PregelProtocol", "StreamProtocol", "StreamChunk"]
 

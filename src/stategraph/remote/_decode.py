@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from stategraph.drawing.graph import Edge, Graph, Node
+from stategraph.drawing._graph import Edge, Graph, Node
 from stategraph.remote._errors import RemoteError, describe_value
 from stategraph.types import Interrupt, PregelTask, StateSnapshot
 

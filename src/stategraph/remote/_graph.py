@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any, Optional, Union
 
 from stategraph.config import RunnableConfig
-from stategraph.drawing.graph import Graph
+from stategraph.drawing._graph import Graph
 from stategraph.remote import _config, _decode
 from stategraph.remote._call import Call, aclosing_events, closing_events
 from stategraph.remote._client import AsyncHttpClient, HttpClient
@@ -30,7 +30,7 @@ from stategraph.remote._settings import RemoteLimits, RemoteTimeouts
 from stategraph.remote._shape import RunResult, RunShape
 from stategraph.remote._sse import StreamPart
 from stategraph.remote._wire import client_headers
-from stategraph.types import Command, StateSnapshot
+from stategraph.types import Command, StateSnapshot, StateUpdate
 
 __all__ = ["RemoteGraph", "RemoteError", "StreamPart"]
 
@@ -244,6 +244,65 @@ class RemoteGraph:
         """Async twin of :meth:`update_state`."""
         call = self._update_call(config, values, as_node, "aupdate_state")
         result: dict[str, Any] = await call.arun(self._async())
+        return result
+
+    @staticmethod
+    def _bulk_plan(
+        supersteps: Sequence[Sequence[StateUpdate]], what: str
+    ) -> list[tuple[Any, str | None]]:
+        """Check every superstep before the first request: one plain update each."""
+        if not supersteps:
+            raise ValueError(
+                f"RemoteGraph.{what}() got no supersteps: give a list of supersteps, "
+                "each a list of one StateUpdate(values, as_node)."
+            )
+        plan: list[tuple[Any, str | None]] = []
+        for index, updates in enumerate(supersteps):
+            updates = list(updates)
+            if len(updates) != 1:
+                raise ValueError(
+                    f"RemoteGraph.{what}(): superstep {index} has {len(updates)} updates, but "
+                    "the server saves one update per checkpoint. Give each superstep exactly "
+                    "one StateUpdate; nothing was sent."
+                )
+            values, as_node, task_id = updates[0]
+            if task_id is not None:
+                raise ValueError(
+                    f"RemoteGraph.{what}(): superstep {index} names task_id={task_id!r}, "
+                    "which the server's state API cannot take. Leave task_id unset; "
+                    "nothing was sent."
+                )
+            plan.append((values, as_node))
+        return plan
+
+    def bulk_update_state(
+        self, config: Mapping[str, Any], supersteps: Sequence[Sequence[StateUpdate]]
+    ) -> dict[str, Any]:
+        """Apply each superstep's update in order, one checkpoint each; returns the last config.
+
+        Every superstep must hold exactly one :class:`~stategraph.types.StateUpdate`
+        without ``task_id`` (the server saves one update per checkpoint); all are
+        checked before the first request. Each update is saved on the checkpoint the
+        previous one made, so the thread's history shows them in order.
+        """
+        plan = self._bulk_plan(supersteps, "bulk_update_state")
+        current: Mapping[str, Any] = config
+        result: dict[str, Any] = {}
+        for values, as_node in plan:
+            result = self.update_state(current, values, as_node)
+            current = _config.merge_configs(config, result)
+        return result
+
+    async def abulk_update_state(
+        self, config: Mapping[str, Any], supersteps: Sequence[Sequence[StateUpdate]]
+    ) -> dict[str, Any]:
+        """Async twin of :meth:`bulk_update_state`."""
+        plan = self._bulk_plan(supersteps, "abulk_update_state")
+        current: Mapping[str, Any] = config
+        result: dict[str, Any] = {}
+        for values, as_node in plan:
+            result = await self.aupdate_state(current, values, as_node)
+            current = _config.merge_configs(config, result)
         return result
 
     # ------------------------------------------------------------------ drawing

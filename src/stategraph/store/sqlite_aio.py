@@ -2,7 +2,7 @@
 
 Database work runs on one dedicated thread, in submission order, so the event loop
 never blocks on SQLite. Concurrent ``aget``/``aput``/``asearch`` calls are coalesced
-into single batches by :class:`~stategraph.store.batch.AsyncBatchedBaseStore`.
+into single batches by :class:`~stategraph.store._batch.AsyncBatchedBaseStore`.
 Async embedding functions are awaited on the event loop; synchronous ones run in a
 thread.
 
@@ -21,9 +21,9 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from stategraph.store._batch import AsyncBatchedBaseStore
 from stategraph.store._engine import aembed_plan, make_plan
 from stategraph.store.base import IndexConfig, Op, Result, TTLConfig
-from stategraph.store.batch import AsyncBatchedBaseStore
 from stategraph.store.sqlite import SqliteStore
 
 if TYPE_CHECKING:

@@ -7,8 +7,8 @@
 :class:`StreamChannel` s. Write your own projections with :class:`StreamTransformer`.
 """
 
+from stategraph.stream._chat_stream import AsyncChatModelStream, ChatModelStream
 from stategraph.stream._types import ProtocolEvent, StreamTransformer
-from stategraph.stream.chat_stream import AsyncChatModelStream, ChatModelStream
 from stategraph.stream.run_stream import (
     AsyncGraphRunStream,
     AsyncSubgraphRunStream,

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from typing_extensions import NotRequired, TypedDict
 
+from stategraph.stream._chat_stream import AsyncChatModelStream, ChatModelStream, message_to_events
 from stategraph.stream._types import ProtocolEvent, StreamTransformer
-from stategraph.stream.chat_stream import AsyncChatModelStream, ChatModelStream, message_to_events
 from stategraph.stream.stream_channel import StreamChannel
 
 if TYPE_CHECKING:

@@ -12,14 +12,14 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 
-from stategraph.studio.actions import action_routes
-from stategraph.studio.api import api_routes
-from stategraph.studio.context import Studio, StudioError
-from stategraph.studio.html import h, page
+from stategraph.studio._actions import action_routes
+from stategraph.studio._api import api_routes
+from stategraph.studio._context import Studio, StudioError
+from stategraph.studio._html import h, page
+from stategraph.studio._pages import page_routes
+from stategraph.studio._reading import SaverThreadIndex
+from stategraph.studio._security import SecurityMiddleware
 from stategraph.studio.limits import LimitsMiddleware, StudioLimits
-from stategraph.studio.pages import page_routes
-from stategraph.studio.reading import SaverThreadIndex
-from stategraph.studio.security import SecurityMiddleware
 
 __all__ = ["create_app", "STATIC_DIR"]
 
@@ -46,7 +46,7 @@ def create_app(
 
     ``graph`` (compiled) enables the drawing, the API's runs and the page actions; it
     is rebound to ``saver`` and ``store``. ``index`` lists threads fast (see
-    :func:`stategraph.studio.reading.thread_index_for`; default: through the saver).
+    :func:`stategraph.studio._reading.thread_index_for`; default: through the saver).
     Nothing is written unless ``allow_writes``. ``token`` protects every request.
     ``limits`` bounds request bodies (16 MiB and 60 s by default); serve the app with
     :func:`stategraph.studio.serving.serve` (or ``uvicorn_config``) for the header

@@ -14,10 +14,10 @@ See ``docs/testing.md``.
 
 from __future__ import annotations
 
+from stategraph.testing._clock import DeterministicSource, deterministic
+from stategraph.testing._nodes import NodeRun, arun_node, run_node
+from stategraph.testing._paths import RunPath, assert_path, atrace_path, trace_path
 from stategraph.testing.chat_model import FakeChatModel
-from stategraph.testing.clock import DeterministicSource, deterministic
-from stategraph.testing.nodes import NodeRun, arun_node, run_node
-from stategraph.testing.paths import RunPath, assert_path, atrace_path, trace_path
 
 __all__ = [
     "FakeChatModel",

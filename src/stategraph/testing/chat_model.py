@@ -14,8 +14,8 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import Any, Union
 
 from stategraph.messages import AIMessage, AIMessageChunk
+from stategraph.models._base import ChatModel
 from stategraph.models._tools import ToolSpec
-from stategraph.models.base import ChatModel
 
 __all__ = ["FakeChatModel", "ScriptedReply"]
 

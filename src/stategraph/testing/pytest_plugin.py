@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from stategraph.testing.clock import DeterministicSource
+    from stategraph.testing._clock import DeterministicSource
 
 _async_fixture: Any
 try:
@@ -70,7 +70,7 @@ async def async_checkpointer(request: pytest.FixtureRequest, tmp_path: Any) -> A
 @pytest.fixture
 def deterministic_ids() -> Iterator[DeterministicSource]:
     """Make checkpoint ids, timestamps and generated message ids reproducible."""
-    from stategraph.testing.clock import deterministic
+    from stategraph.testing._clock import deterministic
 
     with deterministic() as source:
         yield source

@@ -11,7 +11,7 @@ Loaded by stategraph only after the application imported ``langchain_core``; it 
   answers a LangChain ``AIMessage`` with a LangChain ``ToolMessage``,
 * turns plain functions given to ``ToolNode`` into LangChain tools, as LangGraph does,
 * makes ``Command`` a LangChain tool output and the injection markers LangChain
-  injected arguments (see :mod:`~stategraph.interop.langchain.tool_types`), so
+  injected arguments (see :mod:`~stategraph.interop.langchain._tool_types`), so
   LangChain ``@tool`` s returning ``Command`` or taking ``InjectedState`` work as in
   LangGraph.
 
@@ -21,15 +21,15 @@ classes are then used even when ``langchain_core`` is loaded).
 
 from __future__ import annotations
 
-from stategraph.interop.langchain.messages import (
+from stategraph.interop.langchain._messages import (
     from_langchain,
     is_langchain_message,
     is_langchain_model,
     to_langchain,
     to_langchain_messages,
 )
-from stategraph.interop.langchain.scope import enter_call, enter_task, runnable_config
-from stategraph.interop.langchain.tool_types import adopt_langchain_tool_types, as_langchain_tool
+from stategraph.interop.langchain._scope import enter_call, enter_task, runnable_config
+from stategraph.interop.langchain._tool_types import adopt_langchain_tool_types, as_langchain_tool
 
 __all__ = [
     "adopt_langchain_tool_types",

@@ -1,4 +1,4 @@
-"""The parts of :class:`~stategraph.pregel.loop.Loop`, one concern per module.
+"""The parts of :class:`~stategraph.pregel._loop.drive.Loop`, one concern per module.
 
-Private: import ``Loop`` from :mod:`stategraph.pregel.loop`.
+Private: import ``Loop`` from :mod:`stategraph.pregel._loop.drive`.
 """

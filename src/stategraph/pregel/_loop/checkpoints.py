@@ -10,10 +10,10 @@ from typing import Any
 
 from stategraph.channels.base import MISSING
 from stategraph.constants import CONF, NO_WRITES, TASKS
-from stategraph.pregel import effects as fx
+from stategraph.pregel import _effects as fx
 from stategraph.pregel._checkpoint import COUNTERS_KEY, delta_channels_to_snapshot, read_counters
+from stategraph.pregel._io import read_output
 from stategraph.pregel._loop.fields import LoopFields, _release
-from stategraph.pregel.io import read_output
 from stategraph.types import Send
 
 

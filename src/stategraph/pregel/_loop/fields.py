@@ -1,4 +1,4 @@
-"""What one run's :class:`~stategraph.pregel.loop.Loop` holds: its fields, set up once.
+"""What one run's :class:`~stategraph.pregel._loop.drive.Loop` holds: its fields, set up once.
 
 The loop's behaviour lives in mixins, one concern each (``checkpoints``, ``report``,
 ``prepare``, ``writes``, ``start``); they all work on the fields set here.
@@ -20,9 +20,9 @@ from stategraph.constants import (
     RESUME,
     RESUME_ASKED,
 )
-from stategraph.pregel.algo import StepTracker, increment
-from stategraph.pregel.run import RunContext
-from stategraph.pregel.task import Task
+from stategraph.pregel._algo import StepTracker, increment
+from stategraph.pregel._run import RunContext
+from stategraph.pregel._task import Task
 from stategraph.types import Interrupt
 
 _SUCCESS_EXCLUDED = frozenset(

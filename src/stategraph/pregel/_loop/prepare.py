@@ -20,9 +20,7 @@ from stategraph.constants import (
     TASKS,
 )
 from stategraph.errors import GraphDrained, GraphInterrupt, InvalidUpdateError, NodeError
-from stategraph.pregel._loop.fields import _SUCCESS_EXCLUDED, _release
-from stategraph.pregel._loop.report import ReportMixin
-from stategraph.pregel.algo import (
+from stategraph.pregel._algo import (
     local_read,
     make_task_id,
     null_version_of,
@@ -30,8 +28,10 @@ from stategraph.pregel.algo import (
     triggered,
     writes_sort_key,
 )
-from stategraph.pregel.io import read_output
-from stategraph.pregel.task import _MISSING, Scratchpad, Task
+from stategraph.pregel._io import read_output
+from stategraph.pregel._loop.fields import _SUCCESS_EXCLUDED, _release
+from stategraph.pregel._loop.report import ReportMixin
+from stategraph.pregel._task import _MISSING, Scratchpad, Task
 from stategraph.types import Send
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from stategraph.pregel._io import NO_UPDATE
 from stategraph.pregel._loop.fields import LoopFields
-from stategraph.pregel.io import NO_UPDATE
-from stategraph.pregel.task import Task
+from stategraph.pregel._task import Task
 
 
 class ReportMixin(LoopFields):

@@ -12,7 +12,7 @@ from typing import Any
 
 from stategraph.constants import INTERRUPT
 from stategraph.errors import UnknownInterruptError
-from stategraph.pregel.task import interrupt_id
+from stategraph.pregel._task import interrupt_id
 
 __all__ = ["check_resume_ids"]
 

@@ -10,13 +10,13 @@ from typing import Any
 
 from stategraph.constants import CONF, INTERRUPT, NS_SEP, NULL_TASK_ID, RESUME
 from stategraph.errors import EmptyInputError
-from stategraph.pregel import effects as fx
+from stategraph.pregel import _effects as fx
+from stategraph.pregel._algo import StepTracker, apply_writes
+from stategraph.pregel._io import map_command, map_input, read_output
 from stategraph.pregel._loop.checkpoints import CheckpointsMixin
 from stategraph.pregel._loop.fields import _SUCCESS_EXCLUDED, WriteBatch
 from stategraph.pregel._loop.prepare import PrepareMixin
 from stategraph.pregel._loop.resume_ids import check_resume_ids
-from stategraph.pregel.algo import StepTracker, apply_writes
-from stategraph.pregel.io import map_command, map_input, read_output
 from stategraph.types import Command
 
 
@@ -247,7 +247,7 @@ class StartMixin(PrepareMixin, CheckpointsMixin):
         run = self.run
         anchor = ((self.parent_config or {}).get(CONF) or {}).get("checkpoint_id")
         if run.replay is None:
-            from stategraph.pregel.run import ReplayPlan
+            from stategraph.pregel._run import ReplayPlan
 
             run.replay = ReplayPlan()
         run.replay.anchor = anchor or ""
@@ -282,7 +282,7 @@ class StartMixin(PrepareMixin, CheckpointsMixin):
                 "id when resuming. Resume with Command(resume={interrupt_id: value, ...}) "
                 f"naming the interrupts to answer. Waiting: {ids}"
             )
-        from stategraph.pregel.task import _MISSING as MISSING_RESUME
+        from stategraph.pregel._task import _MISSING as MISSING_RESUME
 
         if run.resume_state.null is MISSING_RESUME:
             run.resume_state.null = resume

@@ -21,13 +21,13 @@ from stategraph.constants import (
     RESUME_ASKED,
 )
 from stategraph.errors import GraphBubbleUp, GraphInterrupt, NodeError, ParentCommand
-from stategraph.pregel import effects as fx
+from stategraph.pregel import _effects as fx
+from stategraph.pregel._algo import CONTROL_CHANNELS, apply_writes
+from stategraph.pregel._io import read_output
 from stategraph.pregel._loop.checkpoints import CheckpointsMixin
 from stategraph.pregel._loop.fields import WriteBatch
 from stategraph.pregel._loop.prepare import PrepareMixin, _Breakpoint, _hits_breakpoint
-from stategraph.pregel.algo import CONTROL_CHANNELS, apply_writes
-from stategraph.pregel.io import read_output
-from stategraph.pregel.task import Task
+from stategraph.pregel._task import Task
 from stategraph.types import Command
 
 

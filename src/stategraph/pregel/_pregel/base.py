@@ -13,12 +13,12 @@ from typing_extensions import Self
 from stategraph.channels.base import BaseChannel
 from stategraph.constants import END, NS_SEP, TASKS
 from stategraph.errors import sync_timeout_error
+from stategraph.pregel._io import NO_UPDATE
 from stategraph.pregel._pregel.config import _check_checkpointer, _merge_configs
 from stategraph.pregel._pregel.marker import GraphMarker
-from stategraph.pregel.io import NO_UPDATE
+from stategraph.pregel._run import strip_task_ids
+from stategraph.pregel._task import Task
 from stategraph.pregel.node import NodeBuilder, PregelNode
-from stategraph.pregel.run import strip_task_ids
-from stategraph.pregel.task import Task
 from stategraph.types import Command, RetryPolicy, Send
 from stategraph.warnings import LangGraphDeprecatedSinceV10, warn_deprecated
 
@@ -118,7 +118,7 @@ class PregelBase(GraphMarker):
             self.validate()
 
     def _build_trigger_index(self) -> None:
-        from stategraph.pregel.algo import step_scoped_channels
+        from stategraph.pregel._algo import step_scoped_channels
 
         self.node_order = {name: i for i, name in enumerate(self.nodes)}
         self.step_scoped = step_scoped_channels(self.channels)
@@ -224,7 +224,7 @@ class PregelBase(GraphMarker):
             yield item
 
     def _cache_namespaces(self, nodes: Sequence[str] | None) -> list[tuple[str, ...]]:
-        from stategraph.pregel.cache_io import CACHE_NS
+        from stategraph.pregel._cache_io import CACHE_NS
 
         if self.cache is None:
             raise ValueError(
@@ -285,8 +285,8 @@ class PregelBase(GraphMarker):
         the way this runtime will look them up.
         """
         from stategraph.constants import PULL
-        from stategraph.pregel.algo import make_task_id
-        from stategraph.pregel.task import interrupt_id
+        from stategraph.pregel._algo import make_task_id
+        from stategraph.pregel._task import interrupt_id
 
         spec = self.nodes.get(node)
         if spec is None:

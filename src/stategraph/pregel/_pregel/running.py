@@ -48,7 +48,7 @@ class RunMixin(RunSetupMixin):
         ``values`` and ``updates``) prints chunks to standard output as they come.
         """
         from stategraph.observe._printing import print_chunk, print_modes
-        from stategraph.pregel.sync_shell import drive_sync
+        from stategraph.pregel._sync_shell import drive_sync
 
         if kwargs:
             durability = _run_kwargs("stream", kwargs, durability)
@@ -122,7 +122,7 @@ class RunMixin(RunSetupMixin):
         ``print_mode`` / ``debug=True`` print stream chunks as the run goes.
         """
         from stategraph.observe._printing import print_modes
-        from stategraph.pregel.sync_shell import drive_sync
+        from stategraph.pregel._sync_shell import drive_sync
 
         if kwargs:
             durability = _run_kwargs("invoke", kwargs, durability)
@@ -279,7 +279,7 @@ class RunMixin(RunSetupMixin):
         import threading
 
         from stategraph.observe._printing import print_chunk, print_modes
-        from stategraph.pregel.async_shell import drive_async
+        from stategraph.pregel._async_shell import drive_async
 
         if kwargs:
             durability = _run_kwargs("stream", kwargs, durability)
@@ -353,7 +353,7 @@ class RunMixin(RunSetupMixin):
     ) -> Any:
         """Async twin of :meth:`invoke`."""
         from stategraph.observe._printing import print_modes
-        from stategraph.pregel.async_shell import drive_async
+        from stategraph.pregel._async_shell import drive_async
 
         if kwargs:
             durability = _run_kwargs("invoke", kwargs, durability)

@@ -6,11 +6,11 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from stategraph.pregel._pregel.base import PregelBase
-from stategraph.pregel.schema import context_jsonschema, fields_model, graph_name, io_model
+from stategraph.pregel._schema import context_jsonschema, fields_model, graph_name, io_model
 from stategraph.warnings import LangGraphDeprecatedSinceV10, warn_deprecated
 
 if TYPE_CHECKING:
-    from stategraph.drawing.graph import Graph
+    from stategraph.drawing._graph import Graph
     from stategraph.pregel.main import Pregel
 
 
@@ -106,7 +106,7 @@ class SchemaMixin(PregelBase):
         ``draw_png()``. ``xray=True`` draws subgraphs inside their nodes (an int: that
         many levels deep).
         """
-        from stategraph.pregel.draw import draw_pregel
+        from stategraph.pregel._draw import draw_pregel
 
         return draw_pregel(cast("Pregel", self), xray=xray)
 
@@ -120,6 +120,6 @@ class SchemaMixin(PregelBase):
         self, include: Any = None, exclude: Any = None, **kwargs: Any
     ) -> dict[str, str]:
         """Notebook display: the graph drawn inline (SVG), with its Mermaid source."""
-        from stategraph.drawing.notebook import mimebundle
+        from stategraph.drawing._notebook import mimebundle
 
         return mimebundle(self.get_graph(), title=f"{type(self).__name__} '{self.name}'")

@@ -1,5 +1,5 @@
-"""Setting up one run: the :class:`~stategraph.pregel.run.RunContext` and
-:class:`~stategraph.pregel.loop.Loop` of an ``invoke``/``stream`` call (nested or root,
+"""Setting up one run: the :class:`~stategraph.pregel._run.RunContext` and
+:class:`~stategraph.pregel._loop.drive.Loop` of an ``invoke``/``stream`` call (nested or root,
 its saver, namespace, durability, runtime, observers, executor), and the value it returns.
 """
 
@@ -13,6 +13,8 @@ from stategraph.constants import CONF, INTERRUPT, NS_SEP
 from stategraph.errors import GraphInterrupt
 from stategraph.observe import observers_for
 from stategraph.observe._typed_output import V2Parts
+from stategraph.pregel._io import check_output_keys
+from stategraph.pregel._loop.drive import Loop
 from stategraph.pregel._pregel.base import PregelBase
 from stategraph.pregel._pregel.config import (
     _DURABILITY,
@@ -24,11 +26,9 @@ from stategraph.pregel._pregel.config import (
     _server_info,
     lift_config_keys,
 )
-from stategraph.pregel.io import check_output_keys
-from stategraph.pregel.loop import Loop
-from stategraph.pregel.run import ReplayPlan, RunContext, strip_task_ids
-from stategraph.pregel.schema import coerce_context
-from stategraph.pregel.task import ResumeState, Task
+from stategraph.pregel._run import ReplayPlan, RunContext, strip_task_ids
+from stategraph.pregel._schema import coerce_context
+from stategraph.pregel._task import ResumeState, Task
 from stategraph.runtime import DEFAULT_RUNTIME, RunControl, Runtime
 
 if TYPE_CHECKING:
@@ -104,7 +104,7 @@ class RunSetupMixin(PregelBase):
             cfg[CONF] = conf
         lease = None
         if not nested:
-            from stategraph.pregel.lease_guard import lease_settings
+            from stategraph.pregel._lease_guard import lease_settings
 
             lease = lease_settings(cfg, multitask_strategy)
         if saver is not None and not nested and conf.get("thread_id") is None:
@@ -335,7 +335,7 @@ def _use_executor(run: RunContext, cfg: Mapping[str, Any], default: Any) -> None
     a step run at once (its ``max_workers``, with ``max_concurrency``).
     """
     from stategraph.executors.base import check_executor
-    from stategraph.pregel.remote_tasks import remote_for
+    from stategraph.pregel._remote_tasks import remote_for
 
     executor = (
         check_executor(cfg["executor"], 'config["executor"]') if "executor" in cfg else default

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, cast
 from stategraph._context import STATE_EDIT
 from stategraph.constants import CONF, END, INPUT, INTERRUPT, NULL_TASK_ID, START, TASKS
 from stategraph.errors import InvalidUpdateError
-from stategraph.pregel import effects as fx
+from stategraph.pregel import _effects as fx
 from stategraph.pregel._pregel.state_read import (
     _AWAIT,
     _UNFINISHED,
@@ -23,7 +23,7 @@ from stategraph.pregel._pregel.state_read import (
 from stategraph.types import StateUpdate
 
 if TYPE_CHECKING:
-    from stategraph.pregel.loop import Loop
+    from stategraph.pregel._loop.drive import Loop
     from stategraph.pregel.main import Pregel
 
 
@@ -98,7 +98,7 @@ def _uuid_for(view: Loop, name: str) -> str:
     try:
         return str(uuid5(UUID(view.checkpoint_id), name))
     except ValueError:
-        from stategraph.pregel.algo import make_task_id
+        from stategraph.pregel._algo import make_task_id
 
         return make_task_id(view.checkpoint_id or "none", view.run.ns, name)
 
@@ -107,7 +107,7 @@ def _input_update(
     graph: Pregel, view: Loop, tup: Any, values: Any, step: int
 ) -> Generator[Any, Any, dict[str, Any]]:
     """``as_node="__input__"``: ``values`` become a new input checkpoint of the thread."""
-    from stategraph.pregel.io import map_input
+    from stategraph.pregel._io import map_input
 
     writes = map_input(graph, values)
     if not writes:
@@ -175,8 +175,8 @@ def _end_update(
     Writes of tasks that already finished (and writes made outside any task) are
     applied; the others end as if they had run without writing anything.
     """
-    from stategraph.pregel.algo import apply_writes
-    from stategraph.pregel.loop import WriteBatch
+    from stategraph.pregel._algo import apply_writes
+    from stategraph.pregel._loop.drive import WriteBatch
 
     if tup is not None:
         view.step = step + 1
@@ -212,8 +212,8 @@ def _node_updates(
     graph: Pregel, view: Loop, tup: Any, updates: Sequence[StateUpdate], step: int
 ) -> Generator[Any, Any, dict[str, Any]]:
     """Updates as if the named nodes returned them, applied together as one step."""
-    from stategraph.pregel.algo import apply_writes, local_read
-    from stategraph.pregel.task import Task
+    from stategraph.pregel._algo import apply_writes, local_read
+    from stategraph.pregel._task import Task
 
     # an update for a node with a task pending takes that task's id: the writes are
     # saved against the checkpoint as the task's, so its snapshot shows them as the

@@ -13,14 +13,14 @@ from collections.abc import Generator, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from stategraph.constants import CONF, ERROR, ERROR_SOURCE, INTERRUPT, NULL_TASK_ID
-from stategraph.pregel import effects as fx
+from stategraph.pregel import _effects as fx
+from stategraph.pregel._lease_guard import fenced
 from stategraph.pregel.debug import subgraph_task_state
-from stategraph.pregel.lease_guard import fenced
 from stategraph.runtime import DEFAULT_RUNTIME
 from stategraph.types import PregelTask, StateSnapshot
 
 if TYPE_CHECKING:
-    from stategraph.pregel.loop import Loop
+    from stategraph.pregel._loop.drive import Loop
     from stategraph.pregel.main import Pregel
 
 
@@ -189,7 +189,7 @@ def _graph_at(graph: Pregel, ns: str, *, required: bool) -> Pregel:
     """
     if not ns:
         return graph
-    from stategraph.pregel.run import strip_task_ids
+    from stategraph.pregel._run import strip_task_ids
 
     bare = strip_task_ids(ns)
     for _, sub in graph.get_subgraphs(namespace=bare, recurse=True):
@@ -214,7 +214,7 @@ def _target(graph: Pregel, cfg: dict[str, Any], *, required: bool) -> tuple[Preg
     ns = cfg[CONF]["checkpoint_ns"]
     target = _graph_at(graph, ns, required=required)
     if ns and target is not graph and target.checkpointer is True:
-        from stategraph.pregel.run import strip_task_ids
+        from stategraph.pregel._run import strip_task_ids
 
         bare = strip_task_ids(ns)
         if bare != ns:
@@ -239,10 +239,10 @@ def _mapped(config: Mapping[str, Any] | None, metadata: Any) -> Any:
 
 
 def _view(graph: Pregel, saver: Any, config: Mapping[str, Any]) -> Loop:
+    from stategraph.pregel._loop.drive import Loop
     from stategraph.pregel._pregel.config import DEFAULT_RECURSION_LIMIT
-    from stategraph.pregel.loop import Loop
-    from stategraph.pregel.run import RunContext
-    from stategraph.pregel.task import ResumeState
+    from stategraph.pregel._run import RunContext
+    from stategraph.pregel._task import ResumeState
 
     conf = dict(config.get(CONF) or {})
     run = RunContext(
@@ -282,8 +282,8 @@ def _snapshot_gen(
     finished in an interrupted step are shown applied and those tasks leave ``next``;
     a checkpoint read by id shows the values from before its step.
     """
-    from stategraph.pregel.algo import apply_writes
-    from stategraph.pregel.io import read_output
+    from stategraph.pregel._algo import apply_writes
+    from stategraph.pregel._io import read_output
 
     if tup is None:
         return StateSnapshot(
@@ -328,7 +328,7 @@ def _snapshot_gen(
         interrupts.extend(t_interrupts)
         state: Any = subgraph_task_state(task, view.run.thread_id)
         if state is not None and subgraphs:
-            from stategraph.pregel.run import strip_task_ids
+            from stategraph.pregel._run import strip_task_ids
 
             sub = task.node.subgraphs[0]
             # a checkpointer=True subgraph keeps its state under the node's name alone
@@ -339,7 +339,7 @@ def _snapshot_gen(
         task_objs.append(PregelTask(tid, task.name, task.path, error, t_interrupts, state, result))
     null_writes = [(c, v) for c, v in writes_by_task.get(NULL_TASK_ID, []) if c not in _NOT_RESULT]
     if apply_pending and null_writes:
-        from stategraph.pregel.loop import WriteBatch
+        from stategraph.pregel._loop.drive import WriteBatch
 
         done.insert(0, WriteBatch(null_writes))
     if done:

@@ -1,0 +1,503 @@
+"""The asynchronous shell: drives :class:`~stategraph.pregel._loop.drive.Loop` on asyncio.
+
+Async nodes are awaited as tasks; sync nodes run in a worker thread so they never
+block the event loop. Saver effects use the saver's async methods.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import time
+import weakref
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from stategraph.errors import (
+    GraphBubbleUp,
+    GraphInterrupt,
+    NodeCancelledError,
+    NodeTimeoutError,
+    is_invalid_resume,
+    sync_timeout_error,
+)
+from stategraph.observe import aresolve
+from stategraph.pregel import _effects as fx
+from stategraph.pregel._attempt import (
+    after_failure,
+    arun_writers,
+    asettle_calls,
+    enter,
+    leave,
+    make_context,
+    record_failure,
+)
+from stategraph.pregel._cache_io import apply_cache_hits, cache_entries, cache_lookup_keys
+from stategraph.pregel._lease_guard import acquire_async, fenced
+from stategraph.pregel._sync_shell import _streams_while_running
+from stategraph.pregel._watch import RunWatch
+
+if TYPE_CHECKING:
+    from stategraph.pregel._loop.drive import Loop
+    from stategraph.pregel._task import Task
+    from stategraph.types import TimeoutPolicy
+
+__all__ = ["drive_async", "run_task_async", "call_with_timeout", "Beat"]
+
+_DONE = object()
+
+
+class Beat:
+    """Time of the last sign of progress of a node with an idle timeout."""
+
+    __slots__ = ("last",)
+
+    def __init__(self) -> None:
+        self.last = time.monotonic()
+
+    def touch(self) -> None:
+        self.last = time.monotonic()
+
+
+async def _call_with_timeout(task: Task, coro: Any, beat: Beat | None) -> Any:
+    """Await ``coro`` under the task's ``TimeoutPolicy`` (run and idle limits)."""
+    return await call_with_timeout(task.timeout, task.name, coro, beat)
+
+
+async def call_with_timeout(
+    policy: TimeoutPolicy | None, name: str, coro: Any, beat: Beat | None
+) -> Any:
+    """Await ``coro`` under ``policy``; raise ``NodeTimeoutError`` naming ``name``.
+
+    The idle limit needs ``beat`` (the time of the last progress signal); without it
+    only the run limit applies.
+    """
+    run_limit = policy.run_timeout if policy is not None else None
+    idle_limit = policy.idle_timeout if policy is not None else None
+    if run_limit is None and (idle_limit is None or beat is None):
+        return await coro
+    start = time.monotonic()
+    if beat is not None:
+        beat.last = start
+    inner = asyncio.ensure_future(coro)
+    try:
+        while True:
+            now = time.monotonic()
+            waits = []
+            if run_limit is not None:
+                waits.append(start + run_limit - now)
+            if idle_limit is not None and beat is not None:
+                waits.append(beat.last + idle_limit - now)
+            done, _ = await asyncio.wait({inner}, timeout=max(0.0, min(waits)))
+            if inner in done:
+                return inner.result()
+            now = time.monotonic()
+            kind = None
+            if run_limit is not None and now - start >= run_limit:
+                kind = "run"
+            elif idle_limit is not None and beat is not None and now - beat.last >= idle_limit:
+                kind = "idle"
+            if kind is not None:
+                raise NodeTimeoutError(
+                    name,
+                    now - start,
+                    kind=kind,
+                    run_timeout=run_limit,
+                    idle_timeout=idle_limit,
+                )
+    finally:
+        if not inner.done():
+            inner.cancel()
+            try:
+                await inner
+            except BaseException:
+                pass
+
+
+async def run_task_async(task: Task, loop: Loop) -> None:
+    """Run one task to completion (with retries) on the event loop."""
+    run = loop.run
+    proc = task.node.proc
+    policy = task.timeout
+    beat = Beat() if policy is not None and policy.idle_timeout is not None else None
+    ctx = make_context(
+        task,
+        run,
+        loop.step,
+        heartbeat=beat.touch if beat is not None else None,
+        auto_refresh=policy is not None and policy.refresh_on == "auto",
+    )
+    failures = 0
+    is_graph = hasattr(proc, "ainvoke") and hasattr(proc, "nodes")
+    is_async = is_graph or getattr(proc, "is_async", False)
+    has_twin = getattr(proc, "atwin", None) is not None
+    remote = run.remote
+    if remote is not None and not remote.takes(task):
+        remote = None
+    if policy is not None and not (is_async or has_twin) and remote is None:
+        # e.g. Send(..., timeout=...) to a synchronous node: a thread cannot be stopped
+        record_failure(task, sync_timeout_error(f"Node '{task.name}'"))
+        return
+    obs = run.observers
+    while True:
+        token = enter(ctx)
+        try:
+            if obs is not None:
+                await aresolve(obs.task_started(run, task, failures + 1))
+            if remote is not None:
+                output = await _call_with_timeout(task, remote.acall(task, ctx, run), beat)
+            elif is_graph:
+                output = await _call_with_timeout(task, proc.ainvoke(task.input), beat)
+            elif is_async:
+                output = await _call_with_timeout(task, proc(task.input, ctx), beat)
+            elif has_twin:
+                output = await _call_with_timeout(task, proc.call_twin(task.input, ctx), beat)
+            else:
+                cvars = contextvars.copy_context()
+                output = await asyncio.get_running_loop().run_in_executor(
+                    None, cvars.run, proc, task.input, ctx
+                )
+            await asettle_calls(ctx)
+            await arun_writers(task, output)
+            if obs is not None:
+                await aresolve(obs.task_finished(run, task, output))
+            return
+        except asyncio.CancelledError as exc:
+            if _cancelled_from_outside():
+                raise
+            # the node raised CancelledError itself: a failure of the node, not a
+            # cancellation of the run
+            failures += 1
+            error = NodeCancelledError(task.name)
+            error.__cause__ = exc
+            delay = after_failure(task, error, failures)
+            if obs is not None:
+                await aresolve(obs.task_failed(run, task, error, delay is not None))
+            if delay is None:
+                return
+        except Exception as exc:
+            if isinstance(exc, GraphBubbleUp):
+                await asettle_calls(ctx)
+            failures += 1
+            delay = after_failure(task, exc, failures)
+            if obs is not None:
+                await aresolve(obs.task_failed(run, task, exc, delay is not None))
+            if delay is None:
+                return
+        except BaseException as exc:
+            if obs is not None:
+                await aresolve(obs.task_failed(run, task, exc, False))
+            raise
+        finally:
+            leave(token)
+        await asyncio.sleep(delay)
+        ctx.next_attempt()
+
+
+# Step tasks the run itself cancelled (a failed sibling, a step timeout, the caller
+# cancelling the run). Python 3.10 has no ``Task.cancelling()``, so this is how a node
+# that raised ``CancelledError`` on its own is told apart there.
+_CANCELLED_BY_RUN: weakref.WeakSet[asyncio.Future[Any]] = weakref.WeakSet()
+
+
+def _cancelled_from_outside() -> bool:
+    """Whether the running asyncio task is being cancelled (by its caller).
+
+    Uses ``Task.cancelling()`` on Python 3.11+. Before that, a step task counts as
+    cancelled from outside when the run cancelled it, and a task the run did not start
+    (a node run inline in the caller's task) always does.
+    """
+    current = asyncio.current_task()
+    cancelling = getattr(current, "cancelling", None)
+    if cancelling is not None:
+        return bool(cancelling() > 0)
+    return current is None or current in _CANCELLED_BY_RUN or current not in _STEP_TASKS
+
+
+# Step tasks started by ``_execute`` (Python 3.10 needs to know which tasks are its own).
+_STEP_TASKS: weakref.WeakSet[asyncio.Future[Any]] = weakref.WeakSet()
+
+
+class _AsyncSaver:
+    """Performs saver effects; non-blocking ones are chained so they stay in order."""
+
+    def __init__(self, saver: Any, token: int | None = None) -> None:
+        self.saver = saver
+        self.token = token  # the run's fencing token, added to every put/put_writes
+        self.path_ok = saver is None or fx.takes_task_path(saver, "aput_writes")
+        self.last: asyncio.Task[Any] | None = None
+
+    async def call(self, name: str, args: tuple[Any, ...], blocking: bool) -> Any:
+        method = getattr(self.saver, "a" + name)
+        if name == "put_writes" and not self.path_ok:
+            args = args[:3]
+        if self.token is not None:
+            args = (fenced(args[0], self.token), *args[1:])
+        if blocking:
+            await self.flush()
+            return await method(*args)
+        prev = self.last
+
+        async def chained() -> Any:
+            if prev is not None:
+                await prev
+            return await method(*args)
+
+        self.last = asyncio.ensure_future(chained())
+        return None
+
+    async def flush(self) -> None:
+        if self.last is not None:
+            last, self.last = self.last, None
+            await last
+
+
+async def drive_async(loop: Loop, chunks: asyncio.Queue[Any] | None) -> AsyncGenerator[Any, None]:
+    """Drive ``loop`` to the end, yielding stream chunks; the output is left on ``loop``."""
+    run = loop.run
+    guard = None
+    if run.lease_settings is not None:
+        # one writer per thread: take the lease before reading the thread
+        guard = run.guard = await acquire_async(loop.saver, run, run.lease_settings)
+    inner = _drive_async(loop, chunks, run.guard)
+    try:
+        async for chunk in inner:
+            yield chunk
+    finally:
+        await inner.aclose()
+        if guard is not None:
+            await guard.aclose(finished=not guard.stopped_run(loop.status))
+
+
+async def _drive_async(
+    loop: Loop, chunks: asyncio.Queue[Any] | None, guard: Any
+) -> AsyncGenerator[Any, None]:
+    gen = loop.drive()
+    saver = _AsyncSaver(loop.saver, guard.token_for(loop.saver) if guard is not None else None)
+    value: Any = None
+    watch = RunWatch(loop) if loop.run.observers is not None else None
+    try:
+        if watch is not None:
+            await aresolve(watch.started())
+        effect = gen.send(None)
+        while True:
+            if chunks is not None:
+                while not chunks.empty():
+                    yield chunks.get_nowait()
+            tag = effect[0]
+            value = None
+            if tag == fx.GET_TUPLE:
+                value = await loop.saver.aget_tuple(effect[1])
+            elif tag == fx.DELTA_HISTORY:
+                value = await loop.saver.aget_delta_channel_history(
+                    config=effect[1], channels=effect[2]
+                )
+            elif tag == fx.GET_BEFORE:
+                value = await fx.aget_before(loop.saver, effect)
+            elif tag == fx.PUT:
+                await saver.call("put", effect[1:5], effect[5])
+                if watch is not None:
+                    await aresolve(watch.checkpoint(effect))
+            elif tag == fx.PUT_WRITES:
+                await saver.call("put_writes", effect[1:5], effect[5])
+            elif tag == fx.EXECUTE:
+                if watch is not None:
+                    await aresolve(watch.step_started(effect[1]))
+                try:
+                    async for chunk in _execute(loop, effect[1], saver, chunks):
+                        yield chunk
+                except (Exception, asyncio.CancelledError) as exc:
+                    # the run was cancelled (or a step timed out): let the loop save
+                    # what it must (durability="exit" saves now), then re-raise
+                    await _unwind(gen, exc, loop, saver)
+                if watch is not None:
+                    await aresolve(watch.step_finished())
+            elif tag == fx.FLUSH:
+                await saver.flush()
+            effect = gen.send(value)
+    except StopIteration as stop:
+        loop.output = stop.value
+        if chunks is not None:
+            while not chunks.empty():
+                yield chunks.get_nowait()
+        if watch is not None:
+            await aresolve(watch.finished(stop.value))
+        return
+    except GraphInterrupt as exc:
+        if chunks is not None:
+            while not chunks.empty():
+                yield chunks.get_nowait()
+        if watch is not None:
+            await aresolve(watch.interrupted(exc))
+        raise
+    except BaseException as exc:
+        if chunks is not None and isinstance(exc, Exception):
+            # what the run streamed before failing still reaches the caller
+            while not chunks.empty():
+                yield chunks.get_nowait()
+        if watch is not None:
+            await aresolve(watch.failed(exc))
+        raise
+    finally:
+        await saver.flush()
+
+
+async def _unwind(gen: Any, exc: BaseException, loop: Loop, saver: _AsyncSaver) -> None:
+    """Throw ``exc`` into the loop and perform the saver effects of its way out."""
+    try:
+        effect = gen.throw(exc)
+        while True:
+            tag = effect[0]
+            value: Any = None
+            if tag == fx.GET_TUPLE:
+                value = await loop.saver.aget_tuple(effect[1])
+            elif tag == fx.PUT:
+                await saver.call("put", effect[1:5], True)
+            elif tag == fx.PUT_WRITES:
+                await saver.call("put_writes", effect[1:5], True)
+            elif tag == fx.FLUSH:
+                await saver.flush()
+            effect = gen.send(value)
+    except StopIteration:
+        raise exc from None
+
+
+async def _finish(loop: Loop, task: Task, saver: _AsyncSaver) -> list[Task]:
+    """Record a finished task; returns the tasks it starts in the same step (handlers)."""
+    spawned: list[Task] = []
+    for eff in loop.task_finished(task):
+        if eff[0] == fx.SPAWN:
+            spawned.append(eff[1])
+        else:
+            await saver.call("put_writes", eff[1:5], eff[5])
+    return spawned
+
+
+async def _cancel_all(running: dict[asyncio.Future[Any], Task]) -> None:
+    """Cancel the step's running tasks and wait until they have stopped."""
+    for fut in running:
+        _CANCELLED_BY_RUN.add(fut)
+        fut.cancel()
+    await asyncio.gather(*running, return_exceptions=True)
+    running.clear()
+
+
+async def _execute(
+    loop: Loop, tasks: list[Task], saver: _AsyncSaver, chunks: asyncio.Queue[Any] | None
+) -> AsyncIterator[Any]:
+    cache = loop.run.cache
+    if cache is not None:
+        keys = cache_lookup_keys(tasks)
+        if keys:
+            hits = await cache.aget(list(keys))
+            for task in apply_cache_hits(tasks, keys, hits):
+                await _finish(loop, task, saver)
+            tasks = [t for t in tasks if not t.done]
+    step_timeout = getattr(loop.graph, "step_timeout", None)
+    if (
+        len(tasks) == 1
+        and step_timeout is None
+        and (chunks is None or not _streams_while_running(loop, tasks[0]))
+    ):
+        # as in the sync shell: a task alone in its step that cannot stream while it
+        # runs is awaited in place (no asyncio task, no wait on the chunk queue)
+        inline = [tasks[0]]
+        while inline:
+            task = inline.pop(0)
+            await run_task_async(task, loop)
+            inline.extend(await _finish(loop, task, saver))
+    elif tasks:
+        limit = loop.run.max_concurrency or len(tasks)
+        pending_tasks = list(tasks)
+        running: dict[asyncio.Future[Any], Task] = {}
+
+        def submit(task: Task) -> None:
+            fut = asyncio.ensure_future(run_task_async(task, loop))
+            _STEP_TASKS.add(fut)
+            running[fut] = task
+
+        while pending_tasks and len(running) < limit:
+            submit(pending_tasks.pop(0))
+        deadline = time.monotonic() + step_timeout if step_timeout else None
+        try:
+            async for chunk in _gather(
+                loop, saver, chunks, running, pending_tasks, submit, limit, deadline, step_timeout
+            ):
+                yield chunk
+        except BaseException:
+            # cancelled from outside (or the consumer went away): stop the step's tasks
+            if running:
+                await _cancel_all(running)
+            raise
+    if cache is not None:
+        entries = cache_entries(tasks)
+        if entries:
+            await cache.aset(entries)
+
+
+async def _gather(
+    loop: Loop,
+    saver: _AsyncSaver,
+    chunks: asyncio.Queue[Any] | None,
+    running: dict[asyncio.Future[Any], Task],
+    pending_tasks: list[Task],
+    submit: Any,
+    limit: int,
+    deadline: float | None,
+    step_timeout: float | None,
+) -> AsyncIterator[Any]:
+    """Wait for the step's running tasks, yielding chunks as they come."""
+    failed = False
+    while running:
+        if failed:
+            # a node failed for good: the run fails now, siblings are cancelled
+            await _cancel_all(running)
+            break
+        waiters: set[asyncio.Future[Any]] = set(running)
+        getter: asyncio.Future[Any] | None = None
+        if chunks is not None:
+            getter = asyncio.ensure_future(chunks.get())
+            waiters.add(getter)
+        wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+        done, _ = await asyncio.wait(waiters, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
+        if not done:
+            if getter is not None:
+                getter.cancel()
+            names = ", ".join(sorted(t.name for t in running.values()))
+            await _cancel_all(running)
+            raise asyncio.TimeoutError(
+                f"Step {loop.step} did not finish within step_timeout={step_timeout}s "
+                f"(cancelled: {names})."
+            )
+        if getter is not None:
+            if getter not in done:
+                getter.cancel()
+                try:
+                    await getter
+                except asyncio.CancelledError:
+                    pass
+            if getter.done() and not getter.cancelled():
+                yield getter.result()
+            done.discard(getter)
+        # in the order the tasks were started, never in the set's (address) order: tasks
+        # that finish in the same turn of the event loop stream the same way every run
+        for fut in [f for f in running if f in done]:
+            task = running.pop(fut)
+            exc = fut.exception()
+            if exc is not None:
+                record_failure(task, exc)
+            spawned = await _finish(loop, task, saver)
+            if spawned:
+                # error handlers start at once, ahead of tasks waiting for a slot
+                pending_tasks[:0] = spawned
+            elif (
+                task.error is not None
+                and not isinstance(task.error, GraphBubbleUp)
+                and not is_invalid_resume(task.error)
+            ):
+                # an answer rejected by response_schema fails the run only once the
+                # other answered tasks have finished (their side effects must not
+                # happen twice); any other failure stops the step now
+                failed = True
+            while pending_tasks and not failed and len(running) < limit:
+                submit(pending_tasks.pop(0))

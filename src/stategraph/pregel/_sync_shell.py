@@ -1,0 +1,461 @@
+"""The synchronous shell: drives :class:`~stategraph.pregel._loop.drive.Loop` on threads.
+
+It performs the loop's effects with the saver's sync methods, runs a step's tasks
+inline (one task) or on a thread pool the run borrows at its first such step (several
+tasks; see :mod:`~stategraph.pregel._step_pool`), sleeps between retries, and yields
+stream chunks as they are produced.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import os
+import queue
+import threading
+import time
+from collections.abc import Generator, Iterator
+from typing import TYPE_CHECKING, Any
+
+from stategraph.errors import GraphBubbleUp, GraphInterrupt, sync_timeout_error
+from stategraph.observe import resolve
+from stategraph.pregel import _effects as fx
+from stategraph.pregel._attempt import (
+    after_failure,
+    enter,
+    leave,
+    make_context,
+    record_failure,
+    run_writers,
+    settle_calls,
+)
+from stategraph.pregel._cache_io import apply_cache_hits, cache_entries, cache_lookup_keys
+from stategraph.pregel._lease_guard import acquire_sync, fenced
+from stategraph.pregel._step_pool import StepPool
+from stategraph.pregel._watch import RunWatch
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+    from stategraph.pregel._loop.drive import Loop
+    from stategraph.pregel._task import Task
+
+__all__ = ["drive_sync", "run_task_sync"]
+
+_DONE = object()
+_PROBE = 1.0
+"""Seconds between checks, while a step's tasks run, that they are still progressing."""
+_LOST_AFTER = 3
+"""Checks in a row with submitted tasks and none of them started: the tasks are lost."""
+_LIVE_MODES = frozenset({"messages", "custom"})
+"""Modes whose chunks a node produces while it runs: its task then runs on a worker
+thread (even alone in its step) so the caller receives them as they come."""
+
+
+def run_task_sync(task: Task, loop: Loop) -> None:
+    """Run one task to completion (with retries) in the current thread."""
+    run = loop.run
+    proc = task.node.proc
+    if getattr(proc, "is_async", False):
+        record_failure(
+            task,
+            TypeError(
+                f"Node '{task.name}' is an async function; run the graph with ainvoke()/astream()."
+            ),
+        )
+        return
+    is_graph = hasattr(proc, "invoke") and hasattr(proc, "nodes")
+    remote = run.remote
+    if remote is not None and not remote.takes(task):
+        remote = None
+    if task.timeout is not None and not is_graph and remote is None:
+        # e.g. Send(..., timeout=...) to a synchronous node: a thread cannot be stopped
+        record_failure(task, sync_timeout_error(f"Node '{task.name}'"))
+        return
+    ctx = make_context(task, run, loop.step)
+    failures = 0
+    obs = run.observers
+    while True:
+        token = enter(ctx)
+        try:
+            if obs is not None:
+                resolve(obs.task_started(run, task, failures + 1))
+            if remote is not None:
+                output = remote.call(task, ctx, run)
+            else:
+                output = proc.invoke(task.input) if is_graph else proc(task.input, ctx)
+            settle_calls(ctx)
+            run_writers(task, output)
+            if obs is not None:
+                resolve(obs.task_finished(run, task, output))
+            return
+        except Exception as exc:
+            if isinstance(exc, GraphBubbleUp):
+                settle_calls(ctx)
+            failures += 1
+            delay = after_failure(task, exc, failures)
+            if obs is not None:
+                resolve(obs.task_failed(run, task, exc, delay is not None))
+            if delay is None:
+                return
+        except BaseException as exc:
+            if obs is not None:
+                resolve(obs.task_failed(run, task, exc, False))
+            raise
+        finally:
+            leave(token)
+        time.sleep(delay)
+        ctx.next_attempt()
+
+
+class _Saver:
+    """Performs saver effects; non-blocking ones run in order on one background thread.
+
+    A single worker thread drains a FIFO queue, so calls reach the saver in exactly the
+    order the loop yielded them. After a failed call the worker skips the rest; the
+    error is raised by the next blocking call or flush.
+    """
+
+    def __init__(self, saver: Any, token: int | None = None) -> None:
+        self.saver = saver
+        self.token = token  # the run's fencing token, added to every put/put_writes
+        self.path_ok = saver is None or fx.takes_task_path(saver, "put_writes")
+        self.queue: queue.SimpleQueue[Any] | None = None
+        self.thread: threading.Thread | None = None
+        self.pending = 0
+        self.error: BaseException | None = None
+        self.cond = threading.Condition()
+        self.pid = os.getpid()
+
+    def _work(self) -> None:
+        assert self.queue is not None
+        while True:
+            item = self.queue.get()
+            if item is None:
+                return
+            name, args = item
+            if self.error is None:
+                try:
+                    getattr(self.saver, name)(*args)
+                except BaseException as exc:
+                    self.error = exc
+            with self.cond:
+                self.pending -= 1
+                if self.pending == 0:
+                    self.cond.notify_all()
+
+    def call(self, name: str, args: tuple[Any, ...], blocking: bool) -> Any:
+        if name == "put_writes" and not self.path_ok:
+            args = args[:3]
+        if self.token is not None:
+            args = (fenced(args[0], self.token), *args[1:])
+        if blocking:
+            self.flush()
+            return getattr(self.saver, name)(*args)
+        if self.thread is None:
+            self.pid = os.getpid()
+            self.queue = queue.SimpleQueue()
+            self.thread = threading.Thread(target=self._work, name="stategraph-saver", daemon=True)
+            self.thread.start()
+        assert self.queue is not None
+        with self.cond:
+            self.pending += 1
+        self.queue.put((name, args))
+        return None
+
+    def _forked(self) -> bool:
+        """Whether this is a copy in a forked child: the worker thread, and the calls
+        queued for it, belong to the parent process (which performs them); the copy
+        must neither wait for them nor touch a lock the parent's thread may hold."""
+        if self.thread is not None and os.getpid() != self.pid:
+            self.thread = None
+            self.queue = None
+            return True
+        return False
+
+    def flush(self) -> None:
+        if self._forked():
+            return
+        if self.thread is not None:
+            with self.cond:
+                while self.pending:
+                    self.cond.wait()
+        if self.error is not None:
+            error, self.error = self.error, None
+            raise error
+
+    def close(self) -> None:
+        if self._forked():
+            return
+        if self.thread is not None and threading.current_thread() is self.thread:
+            # finalized on the saver's own thread (by the garbage collector): it cannot
+            # wait for itself; it stops once the calls queued before this one are done
+            assert self.queue is not None
+            self.queue.put(None)
+            self.thread = None
+            return
+        try:
+            self.flush()
+        finally:
+            if self.thread is not None and self.queue is not None:
+                self.queue.put(None)
+                self.thread.join()
+                self.thread = None
+
+
+def drive_sync(loop: Loop, chunks: queue.SimpleQueue[Any] | None) -> Generator[Any, None, Any]:
+    """Drive ``loop`` to the end, yielding stream chunks from ``chunks`` as they come.
+
+    The generator's return value (``StopIteration.value``) is the loop's output.
+    """
+    run = loop.run
+    guard = None
+    if run.lease_settings is not None:
+        # one writer per thread: take the lease before reading the thread
+        guard = run.guard = acquire_sync(loop.saver, run, run.lease_settings)
+    try:
+        return (yield from _drive_sync(loop, chunks, run.guard))
+    finally:
+        if guard is not None:
+            guard.close(finished=not guard.stopped_run(loop.status))
+
+
+def _drive_sync(loop: Loop, chunks: queue.SimpleQueue[Any] | None, guard: Any) -> Iterator[Any]:
+    gen = loop.drive()
+    saver = _Saver(loop.saver, guard.token_for(loop.saver) if guard is not None else None)
+    pool = StepPool()
+    value: Any = None
+    watch = RunWatch(loop) if loop.run.observers is not None else None
+    try:
+        if watch is not None:
+            resolve(watch.started())
+        effect = gen.send(None)
+        while True:
+            if chunks is not None:
+                yield from _drain(chunks)
+            tag = effect[0]
+            value = None
+            if tag == fx.GET_TUPLE:
+                value = loop.saver.get_tuple(effect[1])
+            elif tag == fx.DELTA_HISTORY:
+                value = loop.saver.get_delta_channel_history(config=effect[1], channels=effect[2])
+            elif tag == fx.GET_BEFORE:
+                value = fx.get_before(loop.saver, effect)
+            elif tag == fx.PUT:
+                saver.call("put", effect[1:5], effect[5])
+                if watch is not None:
+                    resolve(watch.checkpoint(effect))
+            elif tag == fx.PUT_WRITES:
+                saver.call("put_writes", effect[1:5], effect[5])
+            elif tag == fx.EXECUTE:
+                if watch is not None:
+                    resolve(watch.step_started(effect[1]))
+                try:
+                    yield from _execute(loop, effect[1], saver, pool, chunks)
+                except (Exception, KeyboardInterrupt) as exc:
+                    # interrupted from outside (or a step timed out): let the loop save
+                    # what it must (durability="exit" saves now), then re-raise
+                    _unwind(gen, exc, loop, saver)
+                if watch is not None:
+                    resolve(watch.step_finished())
+            elif tag == fx.FLUSH:
+                saver.flush()
+            effect = gen.send(value)
+    except StopIteration as stop:
+        if chunks is not None:
+            yield from _drain(chunks)
+        if watch is not None:
+            resolve(watch.finished(stop.value))
+        return stop.value
+    except GraphInterrupt as exc:
+        if chunks is not None:
+            yield from _drain(chunks)
+        if watch is not None:
+            resolve(watch.interrupted(exc))
+        raise
+    except BaseException as exc:
+        # chunks produced before the run stopped (the failed task's result) still
+        # reach the caller, then the exception
+        if chunks is not None and not isinstance(exc, GeneratorExit):
+            yield from _drain(chunks)
+        if watch is not None:
+            resolve(watch.failed(exc))
+        raise
+    finally:
+        try:
+            saver.close()
+        finally:
+            # running siblings finish before the run ends (unless the garbage
+            # collector closes the run: see step_pool)
+            pool.close()
+
+
+def _unwind(gen: Any, exc: BaseException, loop: Loop, saver: _Saver) -> None:
+    """Throw ``exc`` into the loop and perform the saver effects of its way out."""
+    try:
+        effect = gen.throw(exc)
+        while True:
+            tag = effect[0]
+            value: Any = None
+            if tag == fx.GET_TUPLE:
+                value = loop.saver.get_tuple(effect[1])
+            elif tag == fx.PUT:
+                saver.call("put", effect[1:5], True)
+            elif tag == fx.PUT_WRITES:
+                saver.call("put_writes", effect[1:5], True)
+            elif tag == fx.FLUSH:
+                saver.flush()
+            effect = gen.send(value)
+    except StopIteration:
+        raise exc from None
+
+
+def _is_done_note(item: Any) -> bool:
+    """Whether ``item`` on the chunk queue is a finished future's note, not a chunk."""
+    return type(item) is tuple and len(item) == 2 and item[0] is _DONE
+
+
+def _drain(chunks: queue.SimpleQueue[Any]) -> Iterator[Any]:
+    while True:
+        try:
+            item = chunks.get_nowait()
+        except queue.Empty:
+            return
+        if not _is_done_note(item):
+            yield item
+
+
+def _finish(loop: Loop, task: Task, saver: _Saver) -> list[Task]:
+    """Record a finished task; returns the tasks it starts in the same step (handlers)."""
+    spawned: list[Task] = []
+    for eff in loop.task_finished(task):
+        if eff[0] == fx.SPAWN:
+            spawned.append(eff[1])
+        else:
+            saver.call("put_writes", eff[1:5], eff[5])
+    return spawned
+
+
+def _streams_while_running(loop: Loop, task: Task) -> bool:
+    """Whether ``task`` may emit stream chunks while it runs (custom or messages chunks,
+    chunks of a subgraph streamed with ``subgraphs=True``, ``@task`` updates), so it
+    must run off the caller's thread for them to reach the caller as they come."""
+    run = loop.run
+    if run.sink is None or not run.modes:
+        return False
+    modes = run.modes
+    if modes & _LIVE_MODES:
+        return True
+    if run.subgraphs and task.node.subgraphs:
+        return True
+    return "updates" in modes and bool(getattr(task.node.proc, "streams_calls", False))
+
+
+def _execute(
+    loop: Loop,
+    tasks: list[Task],
+    saver: _Saver,
+    pool: StepPool,
+    chunks: queue.SimpleQueue[Any] | None,
+) -> Iterator[Any]:
+    cache = loop.run.cache
+    if cache is not None:
+        keys = cache_lookup_keys(tasks)
+        if keys:
+            hits = cache.get(list(keys))
+            for task in apply_cache_hits(tasks, keys, hits):
+                _finish(loop, task, saver)
+            tasks = [t for t in tasks if not t.done]
+    step_timeout = getattr(loop.graph, "step_timeout", None)
+    if (
+        len(tasks) == 1
+        and step_timeout is None
+        and (loop.run.sink is None or not _streams_while_running(loop, tasks[0]))
+    ):
+        inline = [tasks[0]]
+        while inline:
+            task = inline.pop(0)
+            run_task_sync(task, loop)
+            inline.extend(_finish(loop, task, saver))
+    elif tasks:
+        # threads waiting on remote tasks cost no CPU: let more tasks be in flight
+        cap = 32 if loop.run.remote is None else 256
+        executor = pool.get(loop.run.max_concurrency or min(cap, max(4, len(tasks))))
+        done_q: queue.SimpleQueue[Any] = chunks if chunks is not None else queue.SimpleQueue()
+        futures: dict[Future[Any], Task] = {}
+        failed = False
+        pending_tasks = list(tasks)
+        limit = loop.run.max_concurrency or len(tasks)
+
+        def submit(task: Task) -> None:
+            ctx = contextvars.copy_context()
+            fut = executor.submit(ctx.run, run_task_sync, task, loop)
+            pool.inflight += 1
+            futures[fut] = task
+            fut.add_done_callback(lambda f: done_q.put((_DONE, f)))
+
+        while pending_tasks and len(futures) < limit:
+            submit(pending_tasks.pop(0))
+        deadline = time.monotonic() + step_timeout if step_timeout else None
+        stalled = 0
+        while futures:
+            try:
+                wait = (
+                    _PROBE
+                    if deadline is None
+                    else min(_PROBE, max(0.0, deadline - time.monotonic()))
+                )
+                item = done_q.get(timeout=wait)
+            except queue.Empty:
+                if deadline is not None and time.monotonic() >= deadline:
+                    # threads cannot be stopped: leave them, do not wait for them
+                    pool.abandon()
+                    names = ", ".join(sorted(t.name for t in futures.values()))
+                    raise TimeoutError(
+                        f"Step {loop.step} did not finish within step_timeout={step_timeout}s "
+                        f"(still running: {names})."
+                    ) from None
+                stalled = stalled + 1 if _none_running(futures) else 0
+                if stalled >= _LOST_AFTER:
+                    pool.abandon()
+                    raise _lost_tasks_error(loop, futures) from None
+                continue
+            stalled = 0
+            if not _is_done_note(item):
+                yield item
+                continue
+            fut = item[1]
+            if fut not in futures:
+                continue
+            task = futures.pop(fut)
+            pool.inflight -= 1
+            exc = fut.exception()
+            if exc is not None:
+                record_failure(task, exc)
+            spawned = _finish(loop, task, saver)
+            if spawned:
+                # error handlers start at once, ahead of tasks still waiting for a slot
+                pending_tasks[:0] = spawned
+            elif task.error is not None and not isinstance(task.error, GraphBubbleUp):
+                failed = True
+            while pending_tasks and not failed and len(futures) < limit:
+                submit(pending_tasks.pop(0))
+    if cache is not None:
+        entries = cache_entries(tasks)
+        if entries:
+            cache.set(entries)
+
+
+def _none_running(futures: dict[Future[Any], Task]) -> bool:
+    """Whether tasks were submitted and none of them is running or has ended."""
+    return not any(f.running() or f.done() for f in futures)
+
+
+def _lost_tasks_error(loop: Loop, futures: dict[Future[Any], Task]) -> RuntimeError:
+    """The error for submitted tasks that no pool thread picked up."""
+    names = ", ".join(sorted(f"'{t.name}' (task {t.id})" for t in futures.values()))
+    return RuntimeError(
+        f"Run {loop.run.run_id}: step {loop.step}: the task(s) {names} were submitted to "
+        f"the run's thread pool but no thread started them within {_PROBE * _LOST_AFTER:g}s "
+        "(the pool has no working thread). The run stopped instead of waiting for ever; "
+        "its last checkpoint is intact: resume it, and report this as a stategraph bug."
+    )
