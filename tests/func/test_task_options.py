@@ -154,6 +154,42 @@ async def test_task_cache_policy_async_with_custom_key() -> None:
     assert runs == ["hi", "yo", "hi"]
 
 
+def test_a_cache_hit_is_reported_as_cached_with_no_result_event() -> None:
+    @task(cache_policy=CachePolicy())
+    def double(x: int) -> int:
+        return 2 * x
+
+    @entrypoint(cache=InMemoryCache())
+    def flow(x: int) -> int:
+        return double(x).result()
+
+    first = list(flow.stream(4, stream_mode=["updates", "tasks"]))
+    assert ("updates", {"double": 8}) in first
+    again = list(flow.stream(4, stream_mode=["updates", "tasks"]))
+    # as LangGraph reports a cache hit: the update is marked, the call's start is
+    # reported but not a result of its own
+    assert ("updates", {"double": 8, "__metadata__": {"cached": True}}) in again
+    calls = [data for mode, data in again if mode == "tasks" and data["name"] == "double"]
+    assert len(calls) == 1 and "result" not in calls[0]
+    assert ("updates", {"flow": 8}) in again
+
+
+async def test_an_async_cache_hit_is_reported_as_cached() -> None:
+    @task(cache_policy=CachePolicy())
+    async def double(x: int) -> int:
+        return 2 * x
+
+    @entrypoint(cache=InMemoryCache())
+    async def flow(x: int) -> int:
+        return await double(x)
+
+    assert [c async for c in flow.astream(5)] == [{"double": 10}, {"flow": 10}]
+    assert [c async for c in flow.astream(5)] == [
+        {"double": 10, "__metadata__": {"cached": True}},
+        {"flow": 10},
+    ]
+
+
 def test_task_updates_stream_while_the_entrypoint_runs() -> None:
     first_seen = threading.Event()
 

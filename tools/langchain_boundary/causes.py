@@ -262,11 +262,19 @@ def _error_rendering(part: str, item: Item, side: str, ctx: dict[str, Any]) -> I
 
 @_register(
     "item2-pre-model-hook-input",
-    "item 2: with a pre_model_hook, LangGraph reports the agent node's input as the "
-    "hook's model input; stategraph reports the node's state",
+    "LangGraph quirk (not copied): with a pre_model_hook, LangGraph overwrites the "
+    "messages of the agent node's input state with the hook's llm_input_messages, so "
+    "the end events of the agent node and of call_model show that altered input; "
+    "stategraph leaves the node's input as it was",
+    runtime=False,
 )
 def _hook_input(part: str, item: Item, side: str, ctx: dict[str, Any]) -> Item:
-    if part == "events" and isinstance(item, dict) and item.get("name") == "agent":
+    if (
+        part == "events"
+        and isinstance(item, dict)
+        and item.get("event") == "on_chain_end"
+        and item.get("name") in ("agent", "call_model")
+    ):
         data = item.get("data")
         if isinstance(data, dict) and "input" in data:
             return {**item, "data": {k: v for k, v in data.items() if k != "input"}}

@@ -24,6 +24,7 @@ from stategraph.channels.last_value import LastValue
 from stategraph.constants import (
     CALL_RESULT,
     CALL_RESUME,
+    CONF,
     END,
     NS_END,
     NS_SEP,
@@ -34,7 +35,7 @@ from stategraph.constants import (
     START,
 )
 from stategraph.errors import sync_timeout_error
-from stategraph.observe import aresolve
+from stategraph.observe import aresolve, call_namespace, call_run_metadata
 from stategraph.pregel._cache_io import CACHE_NS
 from stategraph.pregel._call import is_async_callable
 from stategraph.pregel._retry import retry_delay
@@ -120,6 +121,9 @@ class TaskFuture(Generic[R]):
 
 _POOL: Any = None
 
+_MISS = object()
+"""No cached result for a ``@task`` call's arguments."""
+
 
 def _pool() -> Any:
     global _POOL
@@ -175,66 +179,86 @@ class _TaskFunction(Generic[P, R]):
         await cache.aclear([self.cache_namespace])
 
     # ------------------------------------------------------------------ running
-    def _run_sync(self, args: tuple[Any, ...], kwargs: dict[str, Any], cache: Any = None) -> Any:
+    def _cached_sync(self, args: tuple[Any, ...], kwargs: dict[str, Any], cache: Any) -> Any:
+        """The result cached for these arguments, or ``_MISS``."""
+        if cache is None or self.cache_policy is None:
+            return _MISS
+        full_key = self._cache_key(args, kwargs)
+        return cache.get([full_key]).get(full_key, _MISS)
+
+    async def _cached_async(self, args: tuple[Any, ...], kwargs: dict[str, Any], cache: Any) -> Any:
+        """Async twin of :meth:`_cached_sync`."""
+        if cache is None or self.cache_policy is None:
+            return _MISS
+        full_key = self._cache_key(args, kwargs)
+        return (await cache.aget([full_key])).get(full_key, _MISS)
+
+    def _run_sync(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any], cache: Any, report: _CallReport
+    ) -> Any:
+        """Run the function with its retries, each attempt reported as a run of its own
+        (as LangGraph reports them), and cache the result when the task has a policy
+        (the cache was already looked up)."""
         import time
 
-        full_key = None
-        if cache is not None and self.cache_policy is not None:
-            full_key = self._cache_key(args, kwargs)
-            hits = cache.get([full_key])
-            if full_key in hits:
-                return hits[full_key]
         failures = 0
         while True:
+            leave = report.begin()
             try:
                 value = self.func(*args, **kwargs)
-                break
             except Exception as exc:
+                resolve_report(report.failed(exc))
                 failures += 1
                 delay = retry_delay(self.retry_policy, exc, failures, self.name)
                 if delay is None:
                     raise
                 time.sleep(delay)
-        if full_key is not None:
-            assert self.cache_policy is not None
-            cache.set({full_key: (value, self.cache_policy.ttl)})
+                continue
+            finally:
+                if leave is not None:
+                    leave()
+            resolve_report(report.finished(value))
+            break
+        if cache is not None and self.cache_policy is not None:
+            cache.set({self._cache_key(args, kwargs): (value, self.cache_policy.ttl)})
         return value
 
     async def _run_async(
-        self, args: tuple[Any, ...], kwargs: dict[str, Any], cache: Any = None
+        self, args: tuple[Any, ...], kwargs: dict[str, Any], cache: Any, report: _CallReport
     ) -> Any:
-        full_key = None
-        if cache is not None and self.cache_policy is not None:
-            full_key = self._cache_key(args, kwargs)
-            hits = await cache.aget([full_key])
-            if full_key in hits:
-                return hits[full_key]
-        value = await self._attempts_async(args, kwargs)
-        if full_key is not None:
-            assert self.cache_policy is not None
-            await cache.aset({full_key: (value, self.cache_policy.ttl)})
-        return value
-
-    async def _attempts_async(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Async twin of :meth:`_run_sync` (``timeout`` bounds each attempt)."""
         import asyncio
 
         from stategraph.pregel._async_shell import Beat, call_with_timeout
 
         failures = 0
         while True:
+            await aresolve(report.started())
+            leave = report.enter()
             try:
                 if self.timeout is None:
-                    return await self.func(*args, **kwargs)
-                beat = Beat() if self.timeout.idle_timeout is not None else None
-                return await call_with_timeout(
-                    self.timeout, self.name, self.func(*args, **kwargs), beat
-                )
+                    value = await self.func(*args, **kwargs)
+                else:
+                    beat = Beat() if self.timeout.idle_timeout is not None else None
+                    value = await call_with_timeout(
+                        self.timeout, self.name, self.func(*args, **kwargs), beat
+                    )
             except Exception as exc:
+                await aresolve(report.failed(exc))
                 failures += 1
                 delay = retry_delay(self.retry_policy, exc, failures, self.name)
                 if delay is None:
                     raise
                 await asyncio.sleep(delay)
+                continue
+            finally:
+                if leave is not None:
+                    leave()
+            await aresolve(report.finished(value))
+            break
+        if cache is not None and self.cache_policy is not None:
+            await cache.aset({self._cache_key(args, kwargs): (value, self.cache_policy.ttl)})
+        return value
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> TaskFuture[R]:
         ctx = CURRENT_TASK.get()
@@ -256,10 +280,17 @@ class _TaskFunction(Generic[P, R]):
             return TaskFuture(value=pad.calls[call_id], has_value=True)
         cache = run_ctx.cache if run_ctx is not None and self.cache_policy is not None else None
 
-        def record(value: Any) -> None:
+        def record(value: Any, cached: bool = False) -> None:
             pad.calls[call_id] = value
+            if run_ctx is not None and run_ctx.messages is not None and "messages" in run_ctx.modes:
+                step = run_ctx.loop.step if run_ctx.loop is not None else 0
+                run_ctx.messages.call_finished(run_ctx, ctx.run[1], step, call_id, self.name, value)
             ctx.send([(CALL_RESULT, (call_id, value))])
             if run_ctx is not None:
+                if cached:
+                    # as LangGraph reports a cache hit: marked, and without a result event
+                    run_ctx.emit("updates", {self.name: value, "__metadata__": {"cached": True}})
+                    return
                 run_ctx.emit("updates", {self.name: value})
                 if events:
                     _emit_call_event(
@@ -278,32 +309,17 @@ class _TaskFunction(Generic[P, R]):
 
         call_ctx = _call_context(ctx, call_id, self.name)
         cvars = contextvars.copy_context()
-        observed = _observed(ctx)
-        # reported when the call starts running (on its worker thread or asyncio task)
-        started = (
-            None
-            if observed is None
-            else (*observed, call_id, self.name, _call_input(self.func, args, kwargs))
-        )
+        report = _CallReport(ctx, call_ctx, call_id, self.name, self.func, args, kwargs)
         if self.is_async:
             import asyncio
 
             async def run() -> Any:
                 CURRENT_TASK.set(call_ctx)  # this asyncio task's own context
-                if started is not None:
-                    await aresolve(started[0].observers.call_started(*started))
-                leave = _enter_call_scope(call_ctx, call_id, started)
-                try:
-                    value = await self._run_async(args, kwargs, cache)
-                except Exception as exc:
-                    if observed is not None:
-                        await aresolve(observed[0].observers.call_failed(*observed, call_id, exc))
-                    raise
-                finally:
-                    if leave is not None:
-                        leave()
-                if observed is not None:
-                    await aresolve(observed[0].observers.call_finished(*observed, call_id, value))
+                hit = await self._cached_async(args, kwargs, cache)
+                if hit is not _MISS:
+                    record(hit, cached=True)
+                    return hit
+                value = await self._run_async(args, kwargs, cache, report)
                 record(value)
                 return value
 
@@ -313,20 +329,11 @@ class _TaskFunction(Generic[P, R]):
 
         def run_sync() -> Any:
             CURRENT_TASK.set(call_ctx)  # runs inside its own copy of the context
-            if started is not None:
-                resolve_report(started[0].observers.call_started(*started))
-            leave = _enter_call_scope(call_ctx, call_id, started)
-            try:
-                value = self._run_sync(args, kwargs, cache)
-            except Exception as exc:
-                if observed is not None:
-                    resolve_report(observed[0].observers.call_failed(*observed, call_id, exc))
-                raise
-            finally:
-                if leave is not None:
-                    leave()
-            if observed is not None:
-                resolve_report(observed[0].observers.call_finished(*observed, call_id, value))
+            hit = self._cached_sync(args, kwargs, cache)
+            if hit is not _MISS:
+                record(hit, cached=True)
+                return hit
+            value = self._run_sync(args, kwargs, cache, report)
             record(value)
             return value
 
@@ -335,11 +342,63 @@ class _TaskFunction(Generic[P, R]):
         return TaskFuture(fut)
 
 
-def _enter_call_scope(ctx: TaskContext, call_id: str, started: Any) -> Any:
-    """Let a model library's runs inside the call nest under the call's own run (only
-    when the call is observed and the library is in use); returns the undo, or ``None``."""
-    if started is None:
-        return None
+class _CallReport:
+    """Reports the attempts of one ``@task`` call to the run's observers (each attempt
+    a run of its own) and gives a model library the call's config while it runs."""
+
+    __slots__ = ("call_ctx", "call_id", "observed", "started_args")
+
+    def __init__(
+        self,
+        ctx: TaskContext,
+        call_ctx: TaskContext,
+        call_id: str,
+        name: str,
+        func: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> None:
+        self.call_ctx = call_ctx
+        self.call_id = call_id
+        self.observed = _observed(ctx)
+        self.started_args = (
+            None
+            if self.observed is None
+            else (*self.observed, call_id, name, _call_input(func, args, kwargs))
+        )
+
+    def started(self) -> Any:
+        """Report an attempt's start (a report to resolve, or ``None``)."""
+        if self.started_args is None:
+            return None
+        return self.started_args[0].observers.call_started(*self.started_args)
+
+    def enter(self) -> Any:
+        """Enter the call's scope for a model library; returns the undo or ``None``."""
+        return _enter_call_scope(self.call_ctx, self.call_id)
+
+    def begin(self) -> Any:
+        """Sync: report the start of an attempt and enter its scope."""
+        resolve_report(self.started())
+        return self.enter()
+
+    def failed(self, exc: BaseException) -> Any:
+        """Report that an attempt failed with ``exc``."""
+        if self.observed is None:
+            return None
+        return self.observed[0].observers.call_failed(*self.observed, self.call_id, exc)
+
+    def finished(self, value: Any) -> Any:
+        """Report that the call returned ``value``."""
+        if self.observed is None:
+            return None
+        return self.observed[0].observers.call_finished(*self.observed, self.call_id, value)
+
+
+def _enter_call_scope(ctx: TaskContext, call_id: str) -> Any:
+    """Let a model library's runs inside the call carry the call's config and nest
+    under the call's own run when it is observed (only when the library is in use);
+    returns the undo, or ``None``."""
     from stategraph._bridges import langchain_bridge
 
     bridge = langchain_bridge()
@@ -403,7 +462,7 @@ def _call_context(ctx: TaskContext, call_id: str, name: str) -> TaskContext:
             parent_send(out)
 
     return TaskContext(
-        make_config=ctx.make_config,
+        make_config=_call_config(ctx, call_id, name),
         runtime=ctx.runtime,
         scratchpad=call_pad,
         send=send,
@@ -413,6 +472,24 @@ def _call_context(ctx: TaskContext, call_id: str, name: str) -> TaskContext:
         stream_writer=ctx.stream_writer,
         run=ctx.run,
     )
+
+
+def _call_config(ctx: TaskContext, call_id: str, name: str) -> Callable[[], dict[str, Any]]:
+    """Builds the run config of a ``@task`` call: its caller's, attributed to the call
+    (``langgraph_node`` the task, its path and checkpoint namespace), as LangGraph gives
+    it, so models and tools called inside are reported as the task's."""
+    task = ctx.run[1] if isinstance(ctx.run, tuple) else None
+    if task is None:
+        return ctx.make_config
+
+    def make_config() -> dict[str, Any]:
+        base = ctx.config
+        conf = dict(base.get(CONF) or {})
+        conf["checkpoint_ns"] = call_namespace(task.ns, call_id, name)
+        metadata = call_run_metadata(base.get("metadata") or {}, task, call_id, name)
+        return {**base, CONF: conf, "metadata": metadata}
+
+    return make_config
 
 
 class _TaskDecorator(Protocol):

@@ -6,7 +6,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from stategraph._context import STATE_EDIT
+from stategraph._context import CURRENT_TASK, STATE_EDIT
 from stategraph._fields import object_update_items
 from stategraph._sync_await import resolve as resolve_report
 from stategraph.constants import END, TASKS
@@ -153,6 +153,7 @@ class StateWriter:
             return []
         if isinstance(output, Command):
             if output.graph == Command.PARENT:
+                _bubbling(output)
                 raise ParentCommand(output)
             if output.update is None:
                 writes = []
@@ -358,3 +359,13 @@ class BranchWriter:
                 )
             writes.append((branch_channel(target), None))
         return writes
+
+
+def _bubbling(command: Command[Any]) -> None:
+    """Tell the ``messages`` stream that ``command``'s update leaves through the parent
+    graph, so its messages are not sent as a node's output (as in LangGraph)."""
+    ctx = CURRENT_TASK.get()
+    run = ctx.run[0] if ctx is not None and isinstance(ctx.run, tuple) else None
+    emitter = getattr(run, "messages", None)
+    if emitter is not None and command.update is not None:
+        emitter.bubbled(command.update)

@@ -47,6 +47,8 @@ from stategraph.observe._protocol import (
     RunRecord,
     StepRecord,
     TaskRecord,
+    call_namespace,
+    call_run_metadata,
     task_run_metadata,
 )
 
@@ -58,6 +60,8 @@ __all__ = [
     "LoopRecord",
     "StepRecord",
     "task_run_metadata",
+    "call_run_metadata",
+    "call_namespace",
     "Observers",
     "ModelCallObserving",
     "observers_for",

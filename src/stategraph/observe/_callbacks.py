@@ -13,6 +13,7 @@ handlers also receive ``on_interrupt`` / ``on_resume``.
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -30,7 +31,7 @@ from stategraph.callbacks import (
 )
 from stategraph.constants import NS_SEP, TAG_HIDDEN
 from stategraph.errors import GraphInterrupt
-from stategraph.observe._protocol import RunObserver
+from stategraph.observe._protocol import RunObserver, call_run_metadata
 
 if TYPE_CHECKING:
     from stategraph.observe._protocol import RunRecord as RunContext
@@ -271,8 +272,12 @@ class CallbackObserver(RunObserver):
         if span is None:
             return None
         if run.nested:
-            # the pause bubbles up through the node that runs this subgraph
-            return self._error(span, GraphInterrupt(tuple(interrupts)))
+            # the pause bubbles up through the node that runs this subgraph: report the
+            # exception being raised (with its traceback, which tracers render)
+            raised = sys.exc_info()[1]
+            if not isinstance(raised, GraphInterrupt) or raised.args != (tuple(interrupts),):
+                raised = GraphInterrupt(tuple(interrupts))
+            return self._error(span, raised)
         told = None
         if self.graph_handlers:
             event = GraphInterruptEvent(
@@ -409,16 +414,7 @@ class CallbackObserver(RunObserver):
         parent = self.parent_for(run, task)
         if parent is None:
             return None
-        from stategraph._task_ids import make_task_id
-        from stategraph.constants import PUSH
-
-        index = call_id.rsplit(":", 2)[-2]
-        metadata = dict(parent.metadata)
-        metadata["langgraph_node"] = name
-        metadata["langgraph_triggers"] = (PUSH,)
-        metadata["langgraph_path"] = (PUSH, task.path, int(index) if index.isdigit() else 0, True)
-        call_ns = f"{name}:{make_task_id(call_id)}"
-        metadata["langgraph_checkpoint_ns"] = f"{task.ns}|{call_ns}" if task.ns else call_ns
+        metadata = call_run_metadata(parent.metadata, task, call_id, name)
         inheritable = list(parent.inheritable_tags)
         span = ChainRun(
             new_run_id(), parent.run_id, name, ["seq:step:1", *inheritable], inheritable, metadata
@@ -451,6 +447,10 @@ class CallbackObserver(RunObserver):
         with self._lock:
             self._children[self._tool_key(run, task, call)] = span
         args = call.get("args")
+        # a tool is a runnable under LangGraph: its run copies the task's configurable
+        # checkpoint namespace into its metadata (unless a subgraph's is there already)
+        metadata = dict(span.metadata)
+        metadata.setdefault("checkpoint_ns", task.ns)
         return self._emit(
             "on_tool_start",
             None,
@@ -459,7 +459,7 @@ class CallbackObserver(RunObserver):
             run_id=span.run_id,
             parent_run_id=span.parent_run_id,
             tags=span.tags,
-            metadata=span.metadata,
+            metadata=metadata,
             name=name,
             inputs=args,
             tool_call_id=call.get("id"),

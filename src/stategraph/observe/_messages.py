@@ -14,15 +14,19 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from stategraph import _clock
-from stategraph.constants import ERROR, INTERRUPT
+from stategraph.constants import CALL_RESULT, ERROR, INTERRUPT
 from stategraph.observe._model_calls import ModelCall, ModelCallHandler
-from stategraph.observe._protocol import task_run_metadata
+from stategraph.observe._protocol import call_run_metadata, task_run_metadata
 
 if TYPE_CHECKING:
     from stategraph.observe._protocol import RunRecord as RunContext
     from stategraph.observe._protocol import TaskRecord as Task
 
 __all__ = ["MessagesEmitter", "NOSTREAM"]
+
+_NOT_OUTPUT = frozenset({ERROR, INTERRUPT, CALL_RESULT, "__previous__"})
+"""Writes that are not a task's output: errors, interrupts, ``@task`` results (sent
+when each call finishes) and what an entrypoint saves for its next run."""
 
 NOSTREAM = "nostream"
 """Tag that keeps a node's or a model's messages off the ``messages`` stream."""
@@ -65,6 +69,8 @@ class MessagesEmitter(ModelCallHandler):
         self.subgraphs = subgraphs
         self.seen: set[str] = set()
         self._meta: dict[str, dict[str, Any]] = {}
+        # messages of a Command(graph=PARENT) update, by identity (kept alive with them)
+        self._bubbled: dict[int, Any] = {}
 
     # ------------------------------------------------------------ model calls
     def on_model_start(self, call: ModelCall) -> bool:
@@ -113,21 +119,56 @@ class MessagesEmitter(ModelCallHandler):
             return
         meta: dict[str, Any] | None = None
         for chan, value in task.writes:
-            if chan in (ERROR, INTERRUPT):
+            if chan in _NOT_OUTPUT:
                 continue
-            for item in _direct_messages(value):
-                if getattr(item, "type", "") == "remove":
-                    continue
-                if item.id is None:
-                    # give it its state id now: the id streamed is the id it keeps
-                    try:
-                        item.id = _clock.uuid4_str()
-                    except AttributeError:
-                        pass
-                elif item.id in self.seen:
-                    continue
-                if item.id is not None:
-                    self.seen.add(item.id)
+            for item in self._news(value):
                 if meta is None:
                     meta = {**task_run_metadata(run, task, step), "ls_integration": "langgraph"}
                 self.sink(run.stream_ns, "messages", (item, dict(meta)))
+
+    def call_finished(
+        self, run: RunContext, task: Task, step: int, call_id: str, name: str, value: Any
+    ) -> None:
+        """Send the messages the ``@task`` call ``call_id`` (made by ``task``) returned,
+        attributed to the call, as LangGraph reports a pushed task's output; they get
+        their ids here, before the call's result is reported anywhere else."""
+        node = task.node
+        if NOSTREAM in node.tags or node.metadata.get("__hidden__"):
+            return
+        meta: dict[str, Any] | None = None
+        for item in self._news(value):
+            if meta is None:
+                parent = task_run_metadata(run, task, step)
+                meta = {
+                    **call_run_metadata(parent, task, call_id, name),
+                    "ls_integration": "langgraph",
+                }
+            self.sink(run.stream_ns, "messages", (item, dict(meta)))
+
+    def bubbled(self, update: Any) -> None:
+        """Never send the messages of ``update``, a ``Command(graph=PARENT)``'s update:
+        the node that returned it did not finish, nor does the parent's node it
+        becomes the output of (LangGraph reports neither's output)."""
+        values = update.values() if isinstance(update, Mapping) else [update]
+        for value in values:
+            for item in _direct_messages(value):
+                self._bubbled[id(item)] = item
+
+    def _news(self, value: Any) -> list[Any]:
+        """The messages in ``value`` not sent before (each gets an id if it has none)."""
+        out = []
+        for item in _direct_messages(value):
+            if getattr(item, "type", "") == "remove" or id(item) in self._bubbled:
+                continue
+            if item.id is None:
+                # give it its state id now: the id streamed is the id it keeps
+                try:
+                    item.id = _clock.uuid4_str()
+                except AttributeError:
+                    pass
+            elif item.id in self.seen:
+                continue
+            if item.id is not None:
+                self.seen.add(item.id)
+            out.append(item)
+        return out

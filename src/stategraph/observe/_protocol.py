@@ -30,6 +30,8 @@ __all__ = [
     "StepRecord",
     "ToolCallRecord",
     "task_run_metadata",
+    "call_run_metadata",
+    "call_namespace",
 ]
 
 
@@ -260,6 +262,30 @@ def task_run_metadata(run: RunRecord, task: TaskRecord, step: int) -> dict[str, 
     if run.ns:
         metadata["checkpoint_ns"] = run.ns
     return metadata
+
+
+def call_run_metadata(
+    parent_metadata: Mapping[str, Any], task: TaskRecord, call_id: str, name: str
+) -> dict[str, Any]:
+    """The ``metadata`` of a ``@task`` call made by ``task``: its caller's, with the
+    call's own ``langgraph_*`` keys (a pushed task, as LangGraph attributes it)."""
+    from stategraph.constants import PUSH
+
+    index = call_id.rsplit(":", 2)[-2]
+    metadata = dict(parent_metadata)
+    metadata["langgraph_node"] = name
+    metadata["langgraph_triggers"] = (PUSH,)
+    metadata["langgraph_path"] = (PUSH, task.path, int(index) if index.isdigit() else 0, True)
+    metadata["langgraph_checkpoint_ns"] = call_namespace(task.ns, call_id, name)
+    return metadata
+
+
+def call_namespace(task_ns: str, call_id: str, name: str) -> str:
+    """The checkpoint namespace LangGraph gives the ``@task`` call ``call_id``."""
+    from stategraph._task_ids import make_task_id
+
+    own = f"{name}:{make_task_id(call_id)}"
+    return f"{task_ns}|{own}" if task_ns else own
 
 
 class RunObserver:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from stategraph.messages import AIMessage, BaseMessage, SystemMessage, convert_to_messages
@@ -291,6 +291,25 @@ class PromptRunner:
             result = self._call(state)
         return _as_message_list(result)
 
+    def chain_input(self, state: Any, convert: Callable[[list[Any]], list[Any]]) -> Any:
+        """What the agent's ``Prompt`` step yields when the model is a LangChain one: a
+        prompt function's own result when the model takes it as it is (a list of
+        LangChain messages, ``(role, text)`` pairs, strings or dicts), as LangGraph
+        passes it on; else the messages, ``convert``-ed for the model."""
+        if self.kind != "callable":
+            return convert(self.messages(state))
+        result = self._call(state)
+        return result if _model_ready(result) else convert(_as_message_list(result))
+
+    async def achain_input(self, state: Any, convert: Callable[[list[Any]], list[Any]]) -> Any:
+        """The asynchronous twin of :meth:`chain_input`."""
+        if self.kind != "callable":
+            return convert(await self.amessages(state))
+        result = self._call(state)
+        if inspect.isawaitable(result):
+            result = await result
+        return result if _model_ready(result) else convert(_as_message_list(result))
+
     def _call(self, state: Any) -> Any:
         if self.config_style == "positional":
             return self.prompt(state, _run_config())
@@ -310,6 +329,16 @@ class PromptRunner:
             if inspect.isawaitable(result):
                 result = await result
         return _as_message_list(result)
+
+
+def _model_ready(result: Any) -> bool:
+    """Whether a LangChain chat model takes ``result`` as its input as it is."""
+    if not isinstance(result, list):
+        return False
+    return all(
+        isinstance(item, (str, tuple, dict)) or type(item).__module__.startswith("langchain_core.")
+        for item in result
+    )
 
 
 def _as_message_list(result: Any) -> list[Any]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typing
 from collections.abc import Callable, Mapping, Sequence
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, Union, cast
 
 from pydantic import BaseModel
 from typing_extensions import NotRequired, TypedDict
@@ -239,11 +239,13 @@ def create_react_agent(
         runtime = _runtime() if caller.kind == "dynamic" else None
         chain = _langchain_chain(caller)
         if chain is not None:
+            # call_model gets the state, the prompt and model the hook's view of it
             return chain.call_model_chain(
-                view,
-                lambda s: caller.model_input(prompter.messages(s)),
+                state,
+                lambda s: prompter.chain_input(s, caller.model_input),
                 caller.model,
                 lambda reply: finish(state, caller.reply(reply)),
+                view,
             )
         return finish(state, caller.invoke(prompter.messages(view), state, runtime))
 
@@ -255,10 +257,10 @@ def create_react_agent(
         if chain is not None and caller.has_native_async:
 
             async def prompt(s: Any) -> Any:
-                return caller.model_input(await prompter.amessages(s))
+                return await prompter.achain_input(s, caller.model_input)
 
             return await chain.acall_model_chain(
-                view, prompt, caller.model, lambda reply: finish(state, caller.reply(reply))
+                state, prompt, caller.model, lambda reply: finish(state, caller.reply(reply)), view
             )
         messages = await prompter.amessages(view)
         return finish(state, await caller.ainvoke(messages, state, runtime))
@@ -334,12 +336,19 @@ def create_react_agent(
 def _langchain_chain(caller: ModelCaller) -> Any:
     """The LangChain bridge's agent chain when the model is a LangChain runnable (its
     call is then traced as LangGraph's ``call_model`` > ``Prompt | model``), else None."""
-    if caller.kind != "runnable" or type(caller.model).__module__.startswith("stategraph."):
+    if caller.kind != "runnable":
+        return None
+    return _langchain_chain_for(caller.model)
+
+
+def _langchain_chain_for(model: Any) -> Any:
+    """The LangChain bridge's agent chain module when ``model`` is a LangChain model."""
+    if type(model).__module__.startswith("stategraph."):
         return None
     from stategraph._bridges import langchain_bridge
 
     bridge = langchain_bridge()
-    if bridge is None or not bridge.is_langchain_model(caller.model):
+    if bridge is None or not bridge.is_langchain_model(model):
         return None
     import importlib
 
@@ -365,6 +374,15 @@ def _same_family(model_reply: Any, message: AIMessage) -> Any:
 
 
 def _renamed(message: Any, name: str) -> Any:
+    """The model's reply named after the agent. A LangChain reply (made by the model
+    for this call) is named in place, as LangGraph does, so the model's and the
+    chain's runs show the name too; stategraph's messages are copied."""
+    if type(message).__module__.startswith("langchain_core."):
+        try:
+            message.name = name
+            return message
+        except (AttributeError, TypeError, ValueError):
+            pass
     copy = getattr(message, "copy", None)
     if isinstance(message, AIMessage) and callable(copy):
         return message.copy(update={"name": name})
@@ -432,14 +450,30 @@ def _structured_node(model: Any, response_format: Any) -> Callable[..., Any]:
         messages = state_messages(state)
         return [SystemMessage(system_prompt), *messages] if system_prompt else messages
 
+    # with a LangChain model the call runs inside a chain run named after the node's
+    # function, as LangGraph's traces show it
+    chain = _langchain_chain_for(model)
+    name = "generate_structured_response"
     if not hasattr(structured, "invoke"):
 
+        async def awork(state: Any, config: Any = None) -> dict[str, Any]:
+            args = (inputs(state),) if config is None else (inputs(state), config)
+            return {"structured_response": await structured.ainvoke(*args)}
+
         async def agenerate_structured_response(state: Any) -> dict[str, Any]:
-            return {"structured_response": await structured.ainvoke(inputs(state))}
+            if chain is not None:
+                return cast(dict[str, Any], await chain.anamed_chain(name, state, awork))
+            return await awork(state)
 
         return agenerate_structured_response
 
+    def work(state: Any, config: Any = None) -> dict[str, Any]:
+        args = (inputs(state),) if config is None else (inputs(state), config)
+        return {"structured_response": structured.invoke(*args)}
+
     def generate_structured_response(state: Any) -> dict[str, Any]:
-        return {"structured_response": structured.invoke(inputs(state))}
+        if chain is not None:
+            return cast(dict[str, Any], chain.named_chain(name, state, work))
+        return work(state)
 
     return generate_structured_response

@@ -214,18 +214,20 @@ def enter_task(ctx: TaskContext) -> Callable[[], None]:
     return _publish(config)
 
 
-def enter_call(ctx: TaskContext, call_id: str) -> Callable[[], None] | None:
+def enter_call(ctx: TaskContext, call_id: str) -> Callable[[], None]:
     """Give LangChain runnables called inside the ``@task`` call ``call_id`` (running
-    in ``ctx``) a config whose runs nest under the call's run, with its metadata, as
-    LangGraph attributes them to the task; ``None`` when no LangChain-style handler
-    observes the run."""
+    in ``ctx``, the call's context) the call's config, as LangGraph attributes them to
+    the task: its metadata and checkpoint namespace, and callbacks nesting under the
+    call's run when a LangChain-style handler observes it."""
     from stategraph.observe._callbacks import CallbackObserver
 
+    config = dict(ctx.config)
     pair = ctx.run
-    if not isinstance(pair, tuple) or pair[0].observers is None:
-        return None
+    if not isinstance(pair, tuple):
+        return _publish(config)
     run, task = pair
-    for observer in run.observers.items:
+    observers = run.observers.items if run.observers is not None else ()
+    for observer in observers:
         if not isinstance(observer, CallbackObserver):
             continue
         span = observer.call_run(run, task, call_id)
@@ -233,11 +235,28 @@ def enter_call(ctx: TaskContext, call_id: str) -> Callable[[], None] | None:
             continue
         handlers = list(observer.handlers)
         bridge = StreamingHookBridge(ctx) if _wants_tokens(run, handlers) else HookBridge(ctx)
-        config = dict(var_child_runnable_config.get() or ctx.config)
         config["callbacks"] = _child_manager(span, [*handlers, bridge])
         config["metadata"] = dict(span.metadata)
+        ctx.config["callbacks"] = config["callbacks"]
         return _publish(config)
-    return None
+    callbacks = config.get("callbacks")
+    if isinstance(callbacks, BaseCallbackManager):
+        handlers = [h for h in callbacks.handlers if not isinstance(h, HookBridge)]
+    else:
+        handlers = list(callbacks or ())
+    bridge = StreamingHookBridge(ctx) if _wants_tokens(run, handlers) else HookBridge(ctx)
+    all_handlers = [*handlers, bridge]
+    config["callbacks"] = CallbackManager(
+        all_handlers,
+        all_handlers,
+        parent_run_id=uuid4(),
+        tags=[*(config.get("tags") or ()), "seq:step:1"],
+        inheritable_tags=list(config.get("tags") or ()),
+        metadata=dict(config.get("metadata") or {}),
+        inheritable_metadata=dict(config.get("metadata") or {}),
+    )
+    ctx.config["callbacks"] = config["callbacks"]
+    return _publish(config)
 
 
 def _publish(config: dict[str, Any]) -> Callable[[], None]:

@@ -5,6 +5,7 @@ interrupt kept), then ending the step (interrupts, errors, ``apply_writes``,
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Generator
 from typing import Any
 
@@ -19,7 +20,7 @@ from stategraph.constants import (
     RESUME,
     RESUME_ASKED,
 )
-from stategraph.errors import GraphBubbleUp, GraphInterrupt, NodeError
+from stategraph.errors import GraphBubbleUp, GraphInterrupt, NodeError, ParentCommand
 from stategraph.pregel import _effects as fx
 from stategraph.pregel._algo import CONTROL_CHANNELS, apply_writes
 from stategraph.pregel._io import read_output
@@ -27,6 +28,7 @@ from stategraph.pregel._loop.checkpoints import CheckpointsMixin
 from stategraph.pregel._loop.fields import WriteBatch
 from stategraph.pregel._loop.prepare import PrepareMixin, _Breakpoint, _hits_breakpoint
 from stategraph.pregel._task import Task
+from stategraph.types import Command
 
 
 class WritesMixin(PrepareMixin, CheckpointsMixin):
@@ -41,7 +43,10 @@ class WritesMixin(PrepareMixin, CheckpointsMixin):
         for t in self.tasks.values():
             if t.error is not None and not t.handled:
                 self.status = "error"
-                raise t.error
+                error = t.error
+                if run.ns and isinstance(error, ParentCommand):
+                    _address(error, run.ns)
+                raise error
             if t.interrupted:
                 interrupted.append(t)
         if interrupted:
@@ -207,3 +212,11 @@ def _latest_answers(task: Task) -> list[tuple[str, Any]]:
 
 def _path_str(path: tuple[Any, ...]) -> str:
     return "~".join(str(p) for p in path)
+
+
+def _address(exc: ParentCommand, ns: str) -> None:
+    """A ``Command(graph=PARENT)`` leaving the subgraph at ``ns`` names that namespace
+    from here on, as LangGraph reports it to the runs it passes through."""
+    command = exc.args[0] if exc.args else None
+    if isinstance(command, Command) and command.graph == Command.PARENT:
+        exc.args = (dataclasses.replace(command, graph=ns), *exc.args[1:])
