@@ -11,10 +11,7 @@ from typing import TYPE_CHECKING, Any, cast
 from stategraph._context import CURRENT_TASK
 from stategraph.constants import CONF, INTERRUPT, NS_SEP
 from stategraph.errors import GraphInterrupt
-from stategraph.observe import observers_for
-from stategraph.observe._typed_output import V2Parts
 from stategraph.pregel._io import check_output_keys
-from stategraph.pregel._loop.drive import Loop
 from stategraph.pregel._pregel.base import PregelBase
 from stategraph.pregel._pregel.config import (
     _DURABILITY,
@@ -32,6 +29,8 @@ from stategraph.pregel._task import ResumeState, Task
 from stategraph.runtime import DEFAULT_RUNTIME, RunControl, Runtime
 
 if TYPE_CHECKING:
+    from stategraph.observe._typed_output import V2Parts
+    from stategraph.pregel._loop.drive import Loop
     from stategraph.pregel.main import Pregel
 
 
@@ -59,6 +58,9 @@ class RunSetupMixin(PregelBase):
                 f"control must be a RunControl (stategraph.runtime), got {control!r}. Create "
                 "one with RunControl() and pass it to invoke()/stream() to drain the run."
             )
+        from stategraph.observe import observers_for
+        from stategraph.pregel._loop.drive import Loop
+
         cfg = _merge_configs(self.config, lift_config_keys(config))
         parent = CURRENT_TASK.get()
         parent_run: RunContext | None = None
@@ -254,6 +256,8 @@ class RunSetupMixin(PregelBase):
 
     def _v2_parts(self) -> V2Parts:
         """The ``version="v2"`` part builder of a run of this graph."""
+        from stategraph.observe._typed_output import V2Parts
+
         return V2Parts(self._output_class, self._state_class)
 
     @property
