@@ -131,6 +131,9 @@ IMPORT_BUDGET = frozenset(
         "stategraph.errors",
         "stategraph.graph",
         "stategraph.pregel",
+        "stategraph.pregel._call",
+        "stategraph.pregel._io",
+        "stategraph.pregel._node_alone",
         "stategraph.pregel._pregel",
         "stategraph.pregel._pregel.base",
         "stategraph.pregel._pregel.config",
@@ -138,15 +141,12 @@ IMPORT_BUDGET = frozenset(
         "stategraph.pregel._pregel.running",
         "stategraph.pregel._pregel.schemas",
         "stategraph.pregel._pregel.setup",
-        "stategraph.pregel.call",
-        "stategraph.pregel.io",
+        "stategraph.pregel._run",
+        "stategraph.pregel._schema",
+        "stategraph.pregel._state",
+        "stategraph.pregel._task",
         "stategraph.pregel.main",
         "stategraph.pregel.node",
-        "stategraph.pregel.node_alone",
-        "stategraph.pregel.run",
-        "stategraph.pregel.schema",
-        "stategraph.pregel.state",
-        "stategraph.pregel.task",
         "stategraph.runtime",
         "stategraph.types",
         "stategraph.typing",
@@ -161,13 +161,12 @@ STDLIB_NOT_AT_IMPORT = ("uuid", "platform", "logging", "random", "datetime", "as
 # what compiling a graph must still not load: the loop, state reading and editing,
 # leases and savers, the observer fan-out, and the channel kinds the graph does not use
 NOT_AT_COMPILE = (
-    "stategraph.pregel.loop",
     "stategraph.pregel._loop",
-    "stategraph.pregel.sync_shell",
+    "stategraph.pregel._sync_shell",
     "stategraph.pregel._pregel.state_read",
     "stategraph.pregel._pregel.state_edit",
-    "stategraph.pregel.lease_guard",
-    "stategraph.pregel.state_lease",
+    "stategraph.pregel._lease_guard",
+    "stategraph.pregel._state_lease",
     "stategraph.checkpoint",
     "stategraph.observe._fanout",
     "stategraph.channels.delta",
@@ -210,7 +209,7 @@ def test_compile_does_not_load_the_run_machinery() -> None:
     assert "stategraph.graph._compile" in loaded
     # the loop and its saver glue load with the first run
     after_run = set(_loaded_after(TINY_GRAPH + "\napp.invoke({'x': 1})\n"))
-    assert {"stategraph.pregel.loop", "stategraph.pregel.sync_shell"} <= after_run
+    assert {"stategraph.pregel._loop.drive", "stategraph.pregel._sync_shell"} <= after_run
 
 
 def test_lazy_names_resolve() -> None:
