@@ -5,7 +5,7 @@ its saver, namespace, durability, runtime, observers, executor), and the value i
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from stategraph._context import CURRENT_TASK
@@ -34,6 +34,23 @@ if TYPE_CHECKING:
     from stategraph.pregel.main import Pregel
 
 
+_RUN_PARTS: tuple[type[Loop], Callable[..., Any]] | None = None
+
+
+def _run_parts() -> tuple[type[Loop], Callable[..., Any]]:
+    """The loop class and the observer lookup, imported by the first run rather than
+    with the Pregel class (building and compiling a graph need neither). Kept here
+    after the first call: an import statement in ``_make_run`` would cost ~7,000
+    instructions on every run."""
+    global _RUN_PARTS
+    if _RUN_PARTS is None:
+        from stategraph.observe._fanout import observers_for
+        from stategraph.pregel._loop.drive import Loop
+
+        _RUN_PARTS = (Loop, observers_for)
+    return _RUN_PARTS
+
+
 class RunSetupMixin(PregelBase):
     """Builds the run of one call and shapes what it returns."""
 
@@ -58,9 +75,7 @@ class RunSetupMixin(PregelBase):
                 f"control must be a RunControl (stategraph.runtime), got {control!r}. Create "
                 "one with RunControl() and pass it to invoke()/stream() to drain the run."
             )
-        from stategraph.observe import observers_for
-        from stategraph.pregel._loop.drive import Loop
-
+        Loop, observers_for = _run_parts()
         cfg = _merge_configs(self.config, lift_config_keys(config))
         parent = CURRENT_TASK.get()
         parent_run: RunContext | None = None
