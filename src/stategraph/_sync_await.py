@@ -1,4 +1,5 @@
-"""Run an awaitable to completion from synchronous code (coroutine callback handlers)."""
+"""Finish an awaitable report from synchronous code (coroutine callback handlers) or
+asynchronous code."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import threading
 from collections.abc import Awaitable
 from typing import Any
 
-__all__ = ["resolve"]
+__all__ = ["aresolve", "resolve"]
 
 
 def resolve(result: Any) -> None:
@@ -38,6 +39,12 @@ def resolve(result: Any) -> None:
     worker.join()
     if error:
         raise error[0]
+
+
+async def aresolve(result: Any) -> None:
+    """Finish a report in asynchronous code: await the awaitable it returned, if any."""
+    if result is not None:
+        await result
 
 
 async def _as_coro(awaitable: Awaitable[Any]) -> Any:

@@ -11,6 +11,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import (
+    TYPE_CHECKING,
     Any,
     ClassVar,
     Generic,
@@ -21,9 +22,26 @@ from typing import (
     Union,
 )
 
-from typing_extensions import TypedDict
-
 from stategraph._context import current_task
+
+if TYPE_CHECKING:
+    from stategraph._state_types import (
+        GraphOutput,
+        PregelExecutableTask,
+        PregelTask,
+        StateSnapshot,
+        StateUpdate,
+    )
+    from stategraph._stream_parts import (
+        CheckpointStreamPart,
+        CustomStreamPart,
+        DebugStreamPart,
+        MessagesStreamPart,
+        StreamPart,
+        TasksStreamPart,
+        UpdatesStreamPart,
+        ValuesStreamPart,
+    )
 
 __all__ = [
     "All",
@@ -380,164 +398,12 @@ class Overwrite:
     """Marks the object as an overwrite (also in its serialized form)."""
 
 
-class StateSnapshot(NamedTuple):
-    """The state of a graph at one checkpoint, as returned by ``get_state``."""
-
-    values: dict[str, Any] | Any
-    next: tuple[str, ...]
-    config: dict[str, Any]
-    metadata: dict[str, Any] | None
-    created_at: str | None
-    parent_config: dict[str, Any] | None
-    tasks: tuple[PregelTask, ...]
-    interrupts: tuple[Interrupt, ...] = ()
-
-
-class StateUpdate(NamedTuple):
-    """One update for ``bulk_update_state``: values applied as if ``as_node`` returned them."""
-
-    values: dict[str, Any] | None
-    as_node: str | None = None
-    task_id: str | None = None
-
-
-class PregelTask(NamedTuple):
-    """A task of a snapshot: what will run (or ran) next, and how it ended."""
-
-    id: str
-    name: str
-    path: tuple[str | int | tuple, ...]
-    error: Exception | str | None = None
-    """The task's error (its repr, for a task read back from a checkpoint)."""
-    interrupts: tuple[Interrupt, ...] = ()
-    state: Any = None
-    result: Any | None = None
-
-
 class CacheKey(NamedTuple):
     """Where a task's cached writes live: namespace, key and time to live."""
 
     ns: tuple[str, ...]
     key: str
     ttl: int | None
-
-
-@dataclass(slots=True, eq=False)
-class PregelExecutableTask:
-    """A task ready to run in the current step (internal to the runtime, but public)."""
-
-    name: str
-    input: Any
-    proc: Any
-    writes: list[tuple[str, Any]]
-    config: dict[str, Any]
-    triggers: Sequence[str]
-    retry_policy: Sequence[RetryPolicy]
-    cache_key: CacheKey | None
-    id: str
-    path: tuple[str | int | tuple, ...]
-    writers: Sequence[Any] = ()
-    subgraphs: Sequence[Any] = ()
-    timeout: TimeoutPolicy | None = None
-
-
-@dataclass(slots=True)
-class GraphOutput(Generic[T]):
-    """The result of ``invoke(..., version="v2")``: the value and any interrupts."""
-
-    value: T
-    interrupts: tuple[Interrupt, ...] = ()
-
-    def _legacy(self, how: str) -> dict[str, Any]:
-        from stategraph.warnings import LangGraphDeprecatedSinceV11, warn_deprecated
-
-        warn_deprecated(
-            LangGraphDeprecatedSinceV11,
-            f"Accessing GraphOutput via `{how}` is deprecated. Use `result.value` to access "
-            "the output value directly, or `result.interrupts` for interrupts.",
-            stacklevel=4,
-        )
-        out: dict[str, Any] = dict(self.value) if isinstance(self.value, dict) else {}
-        if self.interrupts:
-            out["__interrupt__"] = self.interrupts
-        return out
-
-    def __getitem__(self, key: str) -> Any:
-        """Deprecated: the output as a v1 dict (``result.value[key]``, or the
-        interrupts under ``"__interrupt__"``)."""
-        return self._legacy("result[key]")[key]
-
-    def __contains__(self, key: object) -> bool:
-        """Deprecated: whether the v1 dict form of the output has ``key``."""
-        return key in self._legacy("key in result")
-
-
-class ValuesStreamPart(TypedDict):
-    """A ``values`` chunk of ``stream(version="v2")``."""
-
-    type: Literal["values"]
-    ns: tuple[str, ...]
-    data: Any
-    interrupts: tuple[Interrupt, ...]
-
-
-class UpdatesStreamPart(TypedDict):
-    """An ``updates`` chunk of ``stream(version="v2")``."""
-
-    type: Literal["updates"]
-    ns: tuple[str, ...]
-    data: dict[str, Any]
-
-
-class CustomStreamPart(TypedDict):
-    """A ``custom`` chunk of ``stream(version="v2")``."""
-
-    type: Literal["custom"]
-    ns: tuple[str, ...]
-    data: Any
-
-
-class MessagesStreamPart(TypedDict):
-    """A ``messages`` chunk of ``stream(version="v2")``: ``(message, metadata)``."""
-
-    type: Literal["messages"]
-    ns: tuple[str, ...]
-    data: tuple[Any, dict[str, Any]]
-
-
-class TasksStreamPart(TypedDict):
-    """A ``tasks`` chunk of ``stream(version="v2")``."""
-
-    type: Literal["tasks"]
-    ns: tuple[str, ...]
-    data: dict[str, Any]
-
-
-class CheckpointStreamPart(TypedDict):
-    """A ``checkpoints`` chunk of ``stream(version="v2")``."""
-
-    type: Literal["checkpoints"]
-    ns: tuple[str, ...]
-    data: dict[str, Any]
-
-
-class DebugStreamPart(TypedDict):
-    """A ``debug`` chunk of ``stream(version="v2")``."""
-
-    type: Literal["debug"]
-    ns: tuple[str, ...]
-    data: dict[str, Any]
-
-
-StreamPart = Union[
-    ValuesStreamPart,
-    UpdatesStreamPart,
-    CustomStreamPart,
-    MessagesStreamPart,
-    TasksStreamPart,
-    CheckpointStreamPart,
-    DebugStreamPart,
-]
 
 
 def interrupt(value: Any, *, response_schema: dict[str, Any] | type | None = None) -> Any:
@@ -554,3 +420,44 @@ def interrupt(value: Any, *, response_schema: dict[str, Any] | type | None = Non
     """
     ctx = current_task("interrupt()")
     return ctx.scratchpad.interrupt(ctx, value, response_schema)
+
+
+_LAZY = dict.fromkeys(
+    ("StateSnapshot", "StateUpdate", "PregelTask", "PregelExecutableTask", "GraphOutput"),
+    "stategraph._state_types",
+) | dict.fromkeys(
+    (
+        "ValuesStreamPart",
+        "UpdatesStreamPart",
+        "CustomStreamPart",
+        "MessagesStreamPart",
+        "TasksStreamPart",
+        "CheckpointStreamPart",
+        "DebugStreamPart",
+        "StreamPart",
+    ),
+    "stategraph._stream_parts",
+)
+
+
+def __getattr__(name: str) -> Any:
+    """Snapshots, v2 output and stream parts, defined in two modules of their own that
+    load on first use (the runtime needs none of them to build or run a graph).
+
+    Loading one installs all of its module's names here, so that annotations naming
+    each other (``StateSnapshot.tasks: tuple[PregelTask, ...]``) resolve in this
+    module, the ``__module__`` of those classes.
+    """
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'stategraph.types' has no attribute {name!r}")
+    import importlib
+
+    loaded = importlib.import_module(module)
+    for each in loaded.__all__:
+        globals()[each] = getattr(loaded, each)
+    return globals()[name]
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

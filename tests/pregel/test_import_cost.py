@@ -111,3 +111,117 @@ def test_probe_detects_a_heavy_import() -> None:
     # the check itself must be able to fail
     assert _heavy_after("import sqlite3") == ["sqlite3"]
     assert "sqlite3" in _import_chain("import sqlite3", "sqlite3")
+
+
+# Issue 23 (goal 5): what ``import stategraph.pregel, stategraph.graph`` may load. The
+# first compile() needs the Pregel class and its nodes; reading/editing state, the run
+# loop, leases, observers and most channel kinds load when first used. A module added
+# here should be one the Pregel class cannot be defined without; otherwise import it
+# where it is used (inside the function, or through ``stategraph._lazy``).
+IMPORT_BUDGET = frozenset(
+    {
+        "stategraph",
+        "stategraph._context",
+        "stategraph._lazy",
+        "stategraph._notes",
+        "stategraph._typeddict_compat",
+        "stategraph.channels",
+        "stategraph.channels.base",
+        "stategraph.constants",
+        "stategraph.errors",
+        "stategraph.graph",
+        "stategraph.pregel",
+        "stategraph.pregel._call",
+        "stategraph.pregel._io",
+        "stategraph.pregel._node_alone",
+        "stategraph.pregel._pregel",
+        "stategraph.pregel._pregel.base",
+        "stategraph.pregel._pregel.config",
+        "stategraph.pregel._pregel.marker",
+        "stategraph.pregel._pregel.running",
+        "stategraph.pregel._pregel.schemas",
+        "stategraph.pregel._pregel.setup",
+        "stategraph.pregel._run",
+        "stategraph.pregel._schema",
+        "stategraph.pregel._state",
+        "stategraph.pregel._task",
+        "stategraph.pregel.main",
+        "stategraph.pregel.node",
+        "stategraph.runtime",
+        "stategraph.types",
+        "stategraph.typing",
+        "stategraph.warnings",
+    }
+)
+
+# standard-library modules that neither the import nor a compile needs (uuid pulls in
+# platform on 3.11; logging pulls traceback, textwrap and string)
+STDLIB_NOT_AT_IMPORT = ("uuid", "platform", "logging", "random", "datetime", "asyncio")
+
+# what compiling a graph must still not load: the loop, state reading and editing,
+# leases and savers, the observer fan-out, and the channel kinds the graph does not use
+NOT_AT_COMPILE = (
+    "stategraph.pregel._loop",
+    "stategraph.pregel._sync_shell",
+    "stategraph.pregel._pregel.state_read",
+    "stategraph.pregel._pregel.state_edit",
+    "stategraph.pregel._lease_guard",
+    "stategraph.pregel._state_lease",
+    "stategraph.checkpoint",
+    "stategraph.observe._fanout",
+    "stategraph.channels.delta",
+    "stategraph.channels.untracked_value",
+    "stategraph._state_types",
+    "stategraph._stream_parts",
+    "uuid",
+    "platform",
+)
+
+
+def _loaded_after(code: str) -> list[str]:
+    """Every module (stategraph's and others) in ``sys.modules`` after ``code`` runs in a
+    fresh interpreter."""
+    probe = textwrap.dedent(code) + "\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))\n"
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    loaded: list[str] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return loaded
+
+
+def test_import_loads_only_the_budget() -> None:
+    code = "import stategraph.pregel, stategraph.graph"
+    loaded = _loaded_after(code)
+    ours = {m for m in loaded if m == "stategraph" or m.startswith("stategraph.")}
+    extra = sorted(ours - IMPORT_BUDGET)
+    if extra:
+        chains = "\n".join(_import_chain(code, m) for m in extra)
+        pytest.fail(f"{code!r} loads modules beyond its budget: {extra}\n{chains}")
+    # the Pregel class and the builder's package are there, and nothing of the stdlib
+    # list: the budget is met by laziness, not by an import that failed
+    assert {"stategraph.pregel.main", "stategraph.graph"} <= ours
+    assert [m for m in STDLIB_NOT_AT_IMPORT if m in loaded] == []
+
+
+def test_compile_does_not_load_the_run_machinery() -> None:
+    loaded = set(_loaded_after(TINY_GRAPH))
+    early = [m for m in NOT_AT_COMPILE if m in loaded]
+    assert early == [], "\n".join(_import_chain(TINY_GRAPH, m) for m in early)
+    assert "stategraph.graph._compile" in loaded
+    # the loop and its saver glue load with the first run
+    after_run = set(_loaded_after(TINY_GRAPH + "\napp.invoke({'x': 1})\n"))
+    assert {"stategraph.pregel._loop.drive", "stategraph.pregel._sync_shell"} <= after_run
+
+
+def test_lazy_names_resolve() -> None:
+    # every name moved behind a lazy table is still importable from its public path
+    code = """
+    from stategraph.types import StateSnapshot, PregelTask, GraphOutput, StreamPart
+    from stategraph.types import ValuesStreamPart, PregelExecutableTask, StateUpdate
+    from stategraph.channels import Topic, DeltaChannel, AnyValue, UntrackedValue
+    from stategraph.observe import aresolve, observers_for, RunObserver
+    import stategraph.types as t
+    assert StateSnapshot.__module__ == GraphOutput.__module__ == "stategraph.types"
+    assert t.StreamPart is StreamPart and "PregelTask" in dir(t)
+    """
+    loaded = _loaded_after(code)
+    assert "stategraph._state_types" in loaded and "stategraph.channels.topic" in loaded

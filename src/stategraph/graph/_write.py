@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from stategraph._context import CURRENT_TASK, STATE_EDIT
 from stategraph._fields import object_update_items
+from stategraph._sync_await import aresolve
 from stategraph._sync_await import resolve as resolve_report
 from stategraph.constants import END, TASKS
 from stategraph.errors import (
@@ -17,7 +18,6 @@ from stategraph.errors import (
     create_error_message,
 )
 from stategraph.graph._schema import ROOT
-from stategraph.observe import aresolve
 from stategraph.types import Command, Send
 
 if TYPE_CHECKING:

@@ -17,40 +17,16 @@ protocol, :class:`RunObserver`, whose calls carry the records of
 OpenTelemetry (:mod:`stategraph.tracing`) is one more observer and imports only this
 room. Nothing here imports the loop or its tasks (an import-linter contract checks
 it); to add a kind of observer, subclass :class:`RunObserver` here and register it.
+
+The names below are imported on first use, so that a submodule (``_stream_v3`` at
+compile time, ``_fanout`` when a run starts) loads without the rest of the room.
 """
 
 from __future__ import annotations
 
-from stategraph.observe._fanout import (
-    ModelCallObserving,
-    Observers,
-    aresolve,
-    current_run_and_task,
-    global_observers,
-    observers_for,
-    register_observer,
-    resolve,
-    unregister_observer,
-)
-from stategraph.observe._model_calls import (
-    ModelCall,
-    ModelCallHandler,
-    TaskScope,
-    begin_model_call,
-    run_wants_model_calls,
-    task_scopes,
-)
-from stategraph.observe._protocol import (
-    LoopRecord,
-    NodeRecord,
-    RunObserver,
-    RunRecord,
-    StepRecord,
-    TaskRecord,
-    call_namespace,
-    call_run_metadata,
-    task_run_metadata,
-)
+from typing import TYPE_CHECKING
+
+from stategraph._lazy import lazy_attributes
 
 __all__ = [
     "RunObserver",
@@ -78,3 +54,63 @@ __all__ = [
     "run_wants_model_calls",
     "task_scopes",
 ]
+
+_LAZY = {
+    "ModelCallObserving": "stategraph.observe._fanout",
+    "Observers": "stategraph.observe._fanout",
+    "aresolve": "stategraph._sync_await",
+    "current_run_and_task": "stategraph.observe._fanout",
+    "global_observers": "stategraph.observe._fanout",
+    "observers_for": "stategraph.observe._fanout",
+    "register_observer": "stategraph.observe._fanout",
+    "resolve": "stategraph._sync_await",
+    "unregister_observer": "stategraph.observe._fanout",
+    "ModelCall": "stategraph.observe._model_calls",
+    "ModelCallHandler": "stategraph.observe._model_calls",
+    "TaskScope": "stategraph.observe._model_calls",
+    "begin_model_call": "stategraph.observe._model_calls",
+    "run_wants_model_calls": "stategraph.observe._model_calls",
+    "task_scopes": "stategraph.observe._model_calls",
+    "LoopRecord": "stategraph.observe._protocol",
+    "NodeRecord": "stategraph.observe._protocol",
+    "RunObserver": "stategraph.observe._protocol",
+    "RunRecord": "stategraph.observe._protocol",
+    "StepRecord": "stategraph.observe._protocol",
+    "TaskRecord": "stategraph.observe._protocol",
+    "task_run_metadata": "stategraph.observe._protocol",
+    "call_run_metadata": "stategraph.observe._protocol",
+    "call_namespace": "stategraph.observe._protocol",
+}
+
+if TYPE_CHECKING:
+    from stategraph._sync_await import aresolve, resolve
+    from stategraph.observe._fanout import (
+        ModelCallObserving,
+        Observers,
+        current_run_and_task,
+        global_observers,
+        observers_for,
+        register_observer,
+        unregister_observer,
+    )
+    from stategraph.observe._model_calls import (
+        ModelCall,
+        ModelCallHandler,
+        TaskScope,
+        begin_model_call,
+        run_wants_model_calls,
+        task_scopes,
+    )
+    from stategraph.observe._protocol import (
+        LoopRecord,
+        NodeRecord,
+        RunObserver,
+        RunRecord,
+        StepRecord,
+        TaskRecord,
+        call_namespace,
+        call_run_metadata,
+        task_run_metadata,
+    )
+
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY, globals())

@@ -33,7 +33,7 @@ from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from stategraph._failures import report_failure
-from stategraph._sync_await import resolve
+from stategraph._sync_await import aresolve, resolve
 from stategraph.observe._protocol import RunObserver
 
 if TYPE_CHECKING:
@@ -320,12 +320,6 @@ async def _gather(pending: list[Awaitable[Any]]) -> None:
     # one after the other, in observer order, like the synchronous reports
     for item in pending:
         await item
-
-
-async def aresolve(result: Any) -> None:
-    """Finish a report in asynchronous code: await the awaitable it returned, if any."""
-    if result is not None:
-        await result
 
 
 def current_run_and_task() -> tuple[RunRecord, TaskRecord] | None:

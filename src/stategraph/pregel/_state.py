@@ -3,27 +3,18 @@
 :class:`StateMixin` holds the public methods; the work is in
 :mod:`stategraph.pregel._pregel.state_read` (snapshots) and
 :mod:`stategraph.pregel._pregel.state_edit` (updates), written once as generators of
-saver effects that a sync or an async driver performs.
+saver effects that a sync or an async driver performs. The methods import them when
+called: building or running a graph needs neither, so ``import stategraph.pregel``
+does not load them (issue 23).
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from stategraph.pregel._pregel.state_edit import _check_supersteps, _update_gen
-from stategraph.pregel._pregel.state_read import (
-    _adrive,
-    _drive,
-    _get_state_gen,
-    _graph,
-    _require_saver,
-    _snapshot_gen,
-    _state_config,
-    _target,
-)
-from stategraph.pregel._state_lease import aupdate_lease, update_lease
-from stategraph.types import StateSnapshot, StateUpdate
+if TYPE_CHECKING:
+    from stategraph.types import StateSnapshot, StateUpdate
 
 __all__ = ["StateMixin"]
 
@@ -35,6 +26,13 @@ class StateMixin:
     # ------------------------------------------------------------------ get_state
     def get_state(self, config: Mapping[str, Any], *, subgraphs: bool = False) -> StateSnapshot:
         """The state of the thread at its latest checkpoint (or ``checkpoint_id``)."""
+        from stategraph.pregel._pregel.state_read import (
+            _drive,
+            _get_state_gen,
+            _graph,
+            _require_saver,
+        )
+
         saver = _require_saver(_graph(self), config)
         return _drive(_get_state_gen(_graph(self), saver, config, subgraphs), saver)
 
@@ -42,6 +40,13 @@ class StateMixin:
         self, config: Mapping[str, Any], *, subgraphs: bool = False
     ) -> StateSnapshot:
         """Async twin of :meth:`get_state`."""
+        from stategraph.pregel._pregel.state_read import (
+            _adrive,
+            _get_state_gen,
+            _graph,
+            _require_saver,
+        )
+
         saver = _require_saver(_graph(self), config)
         return await _adrive(_get_state_gen(_graph(self), saver, config, subgraphs), saver)
 
@@ -54,6 +59,15 @@ class StateMixin:
         limit: int | None = None,
     ) -> Iterator[StateSnapshot]:
         """The snapshots of the thread, newest first."""
+        from stategraph.pregel._pregel.state_read import (
+            _drive,
+            _graph,
+            _require_saver,
+            _snapshot_gen,
+            _state_config,
+            _target,
+        )
+
         saver = _require_saver(_graph(self), config)
         graph, cfg = _target(_graph(self), _state_config(config), required=False)
         for tup in saver.list(cfg, filter=filter, before=before, limit=limit):
@@ -68,6 +82,15 @@ class StateMixin:
         limit: int | None = None,
     ) -> AsyncIterator[StateSnapshot]:
         """Async twin of :meth:`get_state_history`."""
+        from stategraph.pregel._pregel.state_read import (
+            _adrive,
+            _graph,
+            _require_saver,
+            _snapshot_gen,
+            _state_config,
+            _target,
+        )
+
         saver = _require_saver(_graph(self), config)
         graph, cfg = _target(_graph(self), _state_config(config), required=False)
         async for tup in saver.alist(cfg, filter=filter, before=before, limit=limit):
@@ -87,6 +110,11 @@ class StateMixin:
         return would. Updating a past checkpoint forks: the new checkpoint's parent is
         the one named and the old branch stays readable.
         """
+        from stategraph.pregel._pregel.state_edit import _update_gen
+        from stategraph.pregel._pregel.state_read import _drive, _graph, _require_saver
+        from stategraph.pregel._state_lease import update_lease
+        from stategraph.types import StateUpdate
+
         saver = _require_saver(_graph(self), config)
         with update_lease(saver, config) as token:
             gen = _update_gen(_graph(self), saver, config, [StateUpdate(values, as_node, task_id)])
@@ -100,6 +128,11 @@ class StateMixin:
         task_id: str | None = None,
     ) -> dict[str, Any]:
         """Async twin of :meth:`update_state`."""
+        from stategraph.pregel._pregel.state_edit import _update_gen
+        from stategraph.pregel._pregel.state_read import _adrive, _graph, _require_saver
+        from stategraph.pregel._state_lease import aupdate_lease
+        from stategraph.types import StateUpdate
+
         saver = _require_saver(_graph(self), config)
         async with aupdate_lease(saver, config) as token:
             gen = _update_gen(_graph(self), saver, config, [StateUpdate(values, as_node, task_id)])
@@ -109,6 +142,10 @@ class StateMixin:
         self, config: Mapping[str, Any], supersteps: Sequence[Sequence[StateUpdate]]
     ) -> dict[str, Any]:
         """Apply several updates, one checkpoint per superstep; returns the last config."""
+        from stategraph.pregel._pregel.state_edit import _check_supersteps, _update_gen
+        from stategraph.pregel._pregel.state_read import _drive, _graph, _require_saver
+        from stategraph.pregel._state_lease import update_lease
+
         _check_supersteps(supersteps)
         saver = _require_saver(_graph(self), config)
         cfg: Mapping[str, Any] = config
@@ -121,6 +158,10 @@ class StateMixin:
         self, config: Mapping[str, Any], supersteps: Sequence[Sequence[StateUpdate]]
     ) -> dict[str, Any]:
         """Async twin of :meth:`bulk_update_state`."""
+        from stategraph.pregel._pregel.state_edit import _check_supersteps, _update_gen
+        from stategraph.pregel._pregel.state_read import _adrive, _graph, _require_saver
+        from stategraph.pregel._state_lease import aupdate_lease
+
         _check_supersteps(supersteps)
         saver = _require_saver(_graph(self), config)
         cfg: Mapping[str, Any] = config

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
-from uuid import UUID
 
 from stategraph.constants import CONF
 from stategraph.runtime import ServerInfo
@@ -80,9 +79,13 @@ def _check_thread_id(conf: Any) -> None:
             f"config['configurable'] must be a mapping, got {type(conf).__name__}: {conf!r:.80}."
         )
     tid = conf.get("thread_id")
-    if tid is None or isinstance(tid, (str, UUID)):
+    if tid is None or isinstance(tid, str):
         return
     if isinstance(tid, int) and not isinstance(tid, bool):
+        return
+    from uuid import UUID  # only here: uuid (and platform) cost ~3 ms to import
+
+    if isinstance(tid, UUID):
         return
     raise TypeError(
         f"configurable['thread_id'] must be a string (or an int or UUID), got "

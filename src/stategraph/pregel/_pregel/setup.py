@@ -5,16 +5,13 @@ its saver, namespace, durability, runtime, observers, executor), and the value i
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from stategraph._context import CURRENT_TASK
 from stategraph.constants import CONF, INTERRUPT, NS_SEP
 from stategraph.errors import GraphInterrupt
-from stategraph.observe import observers_for
-from stategraph.observe._typed_output import V2Parts
 from stategraph.pregel._io import check_output_keys
-from stategraph.pregel._loop.drive import Loop
 from stategraph.pregel._pregel.base import PregelBase
 from stategraph.pregel._pregel.config import (
     _DURABILITY,
@@ -32,7 +29,26 @@ from stategraph.pregel._task import ResumeState, Task
 from stategraph.runtime import DEFAULT_RUNTIME, RunControl, Runtime
 
 if TYPE_CHECKING:
+    from stategraph.observe._typed_output import V2Parts
+    from stategraph.pregel._loop.drive import Loop
     from stategraph.pregel.main import Pregel
+
+
+_RUN_PARTS: tuple[type[Loop], Callable[..., Any]] | None = None
+
+
+def _run_parts() -> tuple[type[Loop], Callable[..., Any]]:
+    """The loop class and the observer lookup, imported by the first run rather than
+    with the Pregel class (building and compiling a graph need neither). Kept here
+    after the first call: an import statement in ``_make_run`` would cost ~7,000
+    instructions on every run."""
+    global _RUN_PARTS
+    if _RUN_PARTS is None:
+        from stategraph.observe._fanout import observers_for
+        from stategraph.pregel._loop.drive import Loop
+
+        _RUN_PARTS = (Loop, observers_for)
+    return _RUN_PARTS
 
 
 class RunSetupMixin(PregelBase):
@@ -59,6 +75,7 @@ class RunSetupMixin(PregelBase):
                 f"control must be a RunControl (stategraph.runtime), got {control!r}. Create "
                 "one with RunControl() and pass it to invoke()/stream() to drain the run."
             )
+        Loop, observers_for = _run_parts()
         cfg = _merge_configs(self.config, lift_config_keys(config))
         parent = CURRENT_TASK.get()
         parent_run: RunContext | None = None
@@ -254,6 +271,8 @@ class RunSetupMixin(PregelBase):
 
     def _v2_parts(self) -> V2Parts:
         """The ``version="v2"`` part builder of a run of this graph."""
+        from stategraph.observe._typed_output import V2Parts
+
         return V2Parts(self._output_class, self._state_class)
 
     @property
