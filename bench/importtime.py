@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import statistics
 import subprocess
@@ -33,6 +34,12 @@ def statement(lib: str) -> str:
     return f"import {lib}.pregel, {lib}.graph"
 
 
+# The children may write and read bytecode caches even when this shell says not to
+# (PYTHONDONTWRITEBYTECODE): an installed library imports from its .pyc files, and a
+# checkout measured without them would be charged for compiling its sources each time.
+_CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def _children_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
@@ -41,7 +48,9 @@ def _children_cpu() -> float:
 def _run(cmd: list[str]) -> tuple[float, float]:
     """(wall, CPU) seconds of one child process running ``cmd``."""
     c0, start = _children_cpu(), time.perf_counter()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_CHILD_ENV
+    )
     return time.perf_counter() - start, _children_cpu() - c0
 
 
@@ -85,7 +94,11 @@ def measure(lib: str, python: str = sys.executable, repeat: int = 15) -> dict[st
     cumulative, top = [], []
     for _ in range(max(3, repeat // 3)):
         proc = subprocess.run(
-            [python, "-X", "importtime", "-c", stmt], check=True, capture_output=True, text=True
+            [python, "-X", "importtime", "-c", stmt],
+            check=True,
+            capture_output=True,
+            text=True,
+            env=_CHILD_ENV,
         )
         total, rows = parse_importtime(proc.stderr, lib)
         cumulative.append(total)
@@ -99,6 +112,7 @@ def measure(lib: str, python: str = sys.executable, repeat: int = 15) -> dict[st
         check=True,
         capture_output=True,
         text=True,
+        env=_CHILD_ENV,
     )
     return {
         "lib": lib,
