@@ -404,7 +404,9 @@ def _execute(
         inline = [tasks[0]]
         while inline:
             task = inline.pop(0)
-            run_task_sync(task, loop)
+            # in a copy of the caller's context, as on a worker thread: what the node
+            # (or its router) sets in a context variable stays inside it, as in LangGraph
+            contextvars.copy_context().run(run_task_sync, task, loop)
             inline.extend(_finish(loop, task, saver))
     elif tasks:
         # threads waiting on remote tasks cost no CPU: let more tasks be in flight
