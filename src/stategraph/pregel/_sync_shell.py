@@ -108,6 +108,11 @@ def run_task_sync(task: Task, loop: Loop) -> None:
         ctx.next_attempt()
 
 
+# set on the threads of _Saver: a run finalized there by the garbage collector must not
+# wait for any saver thread
+_ON_SAVER_THREAD = threading.local()
+
+
 class _Saver:
     """Performs saver effects; non-blocking ones run in order on one background thread.
 
@@ -129,6 +134,7 @@ class _Saver:
 
     def _work(self) -> None:
         assert self.queue is not None
+        _ON_SAVER_THREAD.active = True
         while True:
             # every call queued by now goes in one batch (one commit for a SQL saver)
             calls = [self.queue.get()]
@@ -218,9 +224,11 @@ class _Saver:
     def close(self) -> None:
         if self._forked():
             return
-        if self.thread is not None and threading.current_thread() is self.thread:
-            # finalized on the saver's own thread (by the garbage collector): it cannot
-            # wait for itself; it stops once the calls queued before this one are done
+        if self.thread is not None and getattr(_ON_SAVER_THREAD, "active", False):
+            # finalized on a saver thread (by the garbage collector, while that thread
+            # may hold a saver's lock): it must not wait, neither for itself nor for
+            # another saver thread that may need that lock; this one stops once the
+            # calls queued before this are done
             assert self.queue is not None
             self.queue.put(None)
             self.thread = None
