@@ -185,8 +185,29 @@ def _full_cluster(engine: str, request: pytest.FixtureRequest) -> Any:
     """The executor, once its cluster has both workers (a killed one is replaced)."""
     executor = request.getfixturevalue(f"{engine}_executor")
     if engine == "dask":
-        executor.client.wait_for_workers(2, timeout=60)
+        _two_dask_workers(executor.client)
     return executor
+
+
+def _two_dask_workers(client: Any) -> None:
+    """Wait until both workers of the session's cluster are registered.
+
+    A killed worker's nanny starts a new process; on a loaded machine that can take long,
+    and a nanny whose restart failed never brings one. After a minute the worker that
+    is not registered is replaced: ``scale(1)`` drops the name the scheduler does not
+    know (dask retires unregistered workers first), ``scale(2)`` starts a fresh nanny.
+    """
+    from distributed.exceptions import WorkerStartTimeoutError
+
+    try:
+        client.wait_for_workers(2, timeout=60)
+        return
+    except WorkerStartTimeoutError:
+        pass
+    cluster = client.cluster
+    cluster.scale(1)
+    cluster.scale(2)
+    client.wait_for_workers(2, timeout=180)
 
 
 def _killer_graph(tmp_path: Path, policy: Any, saver: Any) -> tuple[Any, n.FileLog]:
