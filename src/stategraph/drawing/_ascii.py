@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from stategraph.drawing._layout import layout_graph
 
 if TYPE_CHECKING:
-    from stategraph.drawing._graph import Graph, Node
+    from stategraph.drawing._elements import DrawnGraph, Node
 
 __all__ = ["render_ascii"]
 
@@ -49,7 +49,7 @@ class _Canvas:
         return "\n".join(x[indent:] for x in lines)
 
 
-def render_ascii(graph: Graph) -> str:
+def render_ascii(graph: DrawnGraph) -> str:
     """The graph drawn with characters, top to bottom."""
     if not graph.nodes:
         return ""

@@ -8,65 +8,15 @@ their own modules and are imported only when a drawing is asked for.
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
+from stategraph.drawing._elements import Edge, LabelsDict, Node, is_uuid
 from stategraph.drawing._styles import CurveStyle, MermaidDrawMethod, NodeStyles
 
 __all__ = ["Graph", "Node", "Edge", "LabelsDict"]
-
-LabelsDict = dict[str, dict[str, str]]
-"""Display names for ``draw_png(labels=...)``: ``{"nodes": {id: label}, "edges": {data: label}}``."""
-
-_UUID = re.compile(r"^[0-9a-f]{32}$|^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
-
-
-def is_uuid(value: str) -> bool:
-    """True when ``value`` is a UUID (hex or dashed): an id made up by :meth:`Graph.next_id`."""
-    return bool(_UUID.match(value))
-
-
-class Node(NamedTuple):
-    """A node: unique ``id``, display ``name``, the object it draws (``data``) and metadata."""
-
-    id: str
-    name: str
-    data: Any
-    metadata: dict[str, Any] | None
-
-    def copy(self, *, id: str | None = None, name: str | None = None) -> Node:
-        """A copy with a new ``id`` and/or ``name``."""
-        return Node(
-            id=self.id if id is None else id,
-            name=self.name if name is None else name,
-            data=self.data,
-            metadata=self.metadata,
-        )
-
-
-class Edge(NamedTuple):
-    """An arrow from ``source`` to ``target`` (node ids); ``data`` is its label.
-
-    ``conditional`` edges are taken only when a routing decision says so (drawn dotted).
-    """
-
-    source: str
-    target: str
-    data: Any = None
-    conditional: bool = False
-
-    def copy(self, *, source: str | None = None, target: str | None = None) -> Edge:
-        """A copy with a new ``source`` and/or ``target``."""
-        return Edge(
-            source=self.source if source is None else source,
-            target=self.target if target is None else target,
-            data=self.data,
-            conditional=self.conditional,
-        )
-
 
 # Identifier LangGraph's graph JSON gives to a node that runs a function; kept so that
 # tools reading that JSON (studio front ends, snapshot tests) see the same kinds.

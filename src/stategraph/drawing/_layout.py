@@ -27,7 +27,7 @@ from stategraph.constants import END
 from stategraph.drawing._mermaid import parent_path
 
 if TYPE_CHECKING:
-    from stategraph.drawing._graph import Edge, Graph, Node
+    from stategraph.drawing._elements import DrawnGraph, Edge, Node
 
 __all__ = ["Box", "EdgeRoute", "Cluster", "Layout", "layout_graph"]
 
@@ -199,7 +199,7 @@ def _group_sort(items: list[_Item], score: dict[str, float], depth: int = 0) -> 
 
 
 def layout_graph(
-    graph: Graph,
+    graph: DrawnGraph,
     *,
     size: Callable[[Node], tuple[float, float]],
     h_gap: float,

@@ -17,7 +17,7 @@ from stategraph.drawing._styles import CurveStyle, NodeStyles
 from stategraph.drawing._yaml import dump_yaml
 
 if TYPE_CHECKING:
-    from stategraph.drawing._graph import Edge, Graph, Node
+    from stategraph.drawing._elements import DrawnGraph, Edge, Node
 
 __all__ = ["render_mermaid", "escape_id", "node_label", "edge_label", "parent_path"]
 
@@ -95,7 +95,7 @@ def _common_path(a: str, b: str) -> str:
 
 
 def render_mermaid(
-    graph: Graph,
+    graph: DrawnGraph,
     *,
     with_styles: bool = True,
     curve_style: CurveStyle = CurveStyle.LINEAR,

@@ -6,13 +6,13 @@ import html
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from stategraph.drawing._graph import Graph
+    from stategraph.drawing._elements import DrawnGraph
 
 
 __all__ = ["mimebundle"]
 
 
-def mimebundle(graph: Graph, *, state: Any = None, title: str | None = None) -> dict[str, str]:
+def mimebundle(graph: DrawnGraph, *, state: Any = None, title: str | None = None) -> dict[str, str]:
     """The MIME bundle a notebook shows for ``graph``.
 
     ``text/html`` holds the SVG drawing and, folded below it, the Mermaid source (to

@@ -17,7 +17,7 @@ from stategraph.drawing._styles import CurveStyle, NodeStyles
 from stategraph.drawing._theme import PALETTE, node_lines, node_role, role_style
 
 if TYPE_CHECKING:
-    from stategraph.drawing._graph import Graph, LabelsDict, Node
+    from stategraph.drawing._elements import DrawnGraph, LabelsDict, Node
 
 __all__ = ["render_png"]
 
@@ -108,7 +108,7 @@ def _rounded(points: list[tuple[float, float]], radius: float) -> list[tuple[flo
 
 
 def render_png(
-    graph: Graph,
+    graph: DrawnGraph,
     *,
     highlight: Highlight | None = None,
     node_styles: NodeStyles | None = None,

@@ -15,7 +15,7 @@ from stategraph.drawing._styles import NodeStyles
 from stategraph.drawing._theme import PALETTE, node_lines, node_role, role_style, text_width
 
 if TYPE_CHECKING:
-    from stategraph.drawing._graph import Graph, Node
+    from stategraph.drawing._elements import DrawnGraph, Node
 
 __all__ = ["render_svg", "SvgMetrics", "smooth_path"]
 
@@ -79,7 +79,7 @@ def _badge(node_id: str, highlight: Highlight | None) -> str:
     return "next" if node_id in highlight.next else ""
 
 
-def _layout(graph: Graph, highlight: Highlight | None) -> Layout:
+def _layout(graph: DrawnGraph, highlight: Highlight | None) -> Layout:
     def size(node: Node) -> tuple[float, float]:
         w, h = node_size(node)
         badge = _badge(node.id, highlight)
@@ -100,7 +100,7 @@ def _layout(graph: Graph, highlight: Highlight | None) -> Layout:
 
 
 def render_svg(
-    graph: Graph,
+    graph: DrawnGraph,
     *,
     highlight: Highlight | None = None,
     node_styles: NodeStyles | None = None,
@@ -240,6 +240,6 @@ def render_svg(
     return "\n".join(out) + "\n"
 
 
-def _title(graph: Graph) -> str:
+def _title(graph: DrawnGraph) -> str:
     names = [n.name for n in graph.nodes.values() if n.name not in ("__start__", "__end__")]
     return "Graph: " + ", ".join(names[:12]) + (" …" if len(names) > 12 else "")

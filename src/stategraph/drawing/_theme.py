@@ -9,7 +9,7 @@ from stategraph.drawing._mermaid import _metadata_lines
 from stategraph.drawing._styles import NodeStyles
 
 if TYPE_CHECKING:
-    from stategraph.drawing._graph import Node
+    from stategraph.drawing._elements import Node
 
 __all__ = [
     "Palette",
