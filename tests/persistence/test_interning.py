@@ -57,7 +57,7 @@ def chat(saver: Any) -> Any:
 def cfg(thread: str = "t", run_id: str | None = None) -> dict[str, Any]:
     conf: dict[str, Any] = {"configurable": {"thread_id": thread}}
     if run_id is not None:
-        conf["run_id"] = run_id
+        conf["metadata"] = {"run_id": run_id}  # saved with the checkpoints, as a server does
     return conf
 
 

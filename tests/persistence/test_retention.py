@@ -111,7 +111,8 @@ class Kit:
         for i in range(n):
             cfg: dict[str, Any] = {"configurable": {"thread_id": thread}}
             if run_id is not None:
-                cfg["run_id"] = run_id
+                # a run is known by its metadata run_id, as LangGraph Server saves it
+                cfg["metadata"] = {"run_id": run_id}
             msg = HumanMessage(f"{thread}-{i}", id=f"{thread}-{run_id}-{i}")
             if self.mode == "async":
                 self.loop.run_until_complete(self.graph.ainvoke({"messages": [msg]}, cfg))

@@ -57,7 +57,7 @@ def turn(i: int) -> dict[str, Any]:
 def config(run: str | None = None) -> dict[str, Any]:
     conf: dict[str, Any] = {"configurable": {"thread_id": "chat"}}
     if run is not None:
-        conf["run_id"] = run
+        conf["metadata"] = {"run_id": run}  # saved with the checkpoints, as a server does
     return conf
 
 

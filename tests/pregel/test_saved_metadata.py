@@ -92,3 +92,19 @@ def test_checkpoint_payload_configs_carry_the_runs_configurable() -> None:
         payloads[1]["parent_config"]["configurable"]["checkpoint_id"]
         == payloads[0]["config"]["configurable"]["checkpoint_id"]
     )
+
+
+def test_the_runs_own_run_id_is_not_saved_but_a_metadata_run_id_is() -> None:
+    # LangGraph saves the config's metadata, not the LangChain run id of the call
+    app = _app()
+    own = {"configurable": {"thread_id": "own"}, "run_id": "4f8e7c1a-0000-4000-8000-000000000001"}
+    payloads = list(app.stream({"n": 0}, own, stream_mode="checkpoints"))
+    assert payloads and all("run_id" not in p["metadata"] for p in payloads)
+    history = list(app.get_state_history({"configurable": {"thread_id": "own"}}))
+    assert len(history) == 3 and all("run_id" not in s.metadata for s in history)
+
+    served = {"configurable": {"thread_id": "served"}, "metadata": {"run_id": "run-7"}}
+    payloads = list(app.stream({"n": 0}, served, stream_mode="checkpoints"))
+    assert all("run_id" not in p["metadata"] for p in payloads)
+    history = list(app.get_state_history({"configurable": {"thread_id": "served"}}))
+    assert [s.metadata["run_id"] for s in history] == ["run-7"] * 3

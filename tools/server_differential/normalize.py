@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["normalize", "diff", "mask", "TOLERATED", "tolerated"]
+__all__ = ["normalize", "diff", "TOLERATED", "tolerated"]
 
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 _HEX32 = re.compile(r"^[0-9a-f]{32}$")
@@ -42,41 +42,8 @@ TOLERATED: dict[str, str] = {
         "hour; see docs/server.md); langgraph dev sends nothing once a non-resumable run "
         "ended"
     ),
-    "library_checkpoint_run_id": (
-        "library, not server: stategraph's library records the run's run_id in every "
-        "checkpoint's metadata (what rolls a run back) and so shows it in the "
-        "`checkpoints`/`debug` payloads' metadata; LangGraph's library leaves it out of "
-        "those payloads (reported for pregel/)"
-    ),
 }
 """Differences kept on purpose: name -> reason."""
-
-_MASKED_SCENARIOS = frozenset({"runs_stream_tasks_checkpoints", "runs_stream_debug"})
-
-
-def mask(value: Any, scenario: str, off: frozenset[str] = frozenset()) -> tuple[Any, set[str]]:
-    """``value`` without the fields of known library differences; the names of the
-    differences masked. ``off``: names of masks not to apply (``run.py --unmask``, to
-    see whether a mask still hides a difference)."""
-    used: set[str] = set()
-    if scenario not in _MASKED_SCENARIOS or "library_checkpoint_run_id" in off:
-        return value, used
-
-    def walk(v: Any) -> Any:
-        if isinstance(v, dict):
-            out = {}
-            for k, item in v.items():
-                if k == "metadata" and isinstance(item, dict) and "step" in item:
-                    if "run_id" in item:
-                        used.add("library_checkpoint_run_id")
-                    item = {mk: mv for mk, mv in item.items() if mk != "run_id"}
-                out[k] = walk(item)
-            return out
-        if isinstance(v, list):
-            return [walk(i) for i in v]
-        return v
-
-    return walk(value), used
 
 
 class _Labels:

@@ -30,7 +30,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from normalize import TOLERATED, diff, mask, normalize, tolerated  # noqa: E402
+from normalize import TOLERATED, diff, normalize, tolerated  # noqa: E402
 
 _REWRITES = (
     (r"from stategraph\.messages import", "from langchain_core.messages import"),
@@ -93,16 +93,8 @@ def main() -> int:
     parser.add_argument("--only", nargs="*", default=[], help="scenario names")
     parser.add_argument("--show", action="store_true", help="print every difference line")
     parser.add_argument("--report", type=Path, help="write the report as JSON here")
-    parser.add_argument(
-        "--unmask",
-        nargs="*",
-        default=[],
-        choices=sorted(TOLERATED),
-        help="tolerated differences not to mask (does the mask still hide a difference?)",
-    )
     parser.add_argument("--raw", type=Path, help="keep both servers' raw answers in this folder")
     args = parser.parse_args()
-    off = frozenset(args.unmask)
     lg_python = str(Path(args.lgdev) / "bin" / "python")
     lg_cli = str(Path(args.lgdev) / "bin" / "langgraph")
     work = Path(tempfile.mkdtemp(prefix="server-diff-"))
@@ -153,13 +145,9 @@ def main() -> int:
     report: dict[str, Any] = {"scenarios": {}, "tolerated": {}}
     same = differ = 0
     for name in left:
-        raw_left, used_left = mask(left[name], name, off)
-        raw_right, used_right = mask(right.get(name, []), name, off)
-        masked = used_left | used_right
-        lines = diff(normalize(raw_left), normalize(raw_right), "")
+        lines = diff(normalize(left[name]), normalize(right.get(name, [])), "")
         real = [line for line in lines if tolerated(name, line) is None]
         kept = [line for line in lines if tolerated(name, line) is not None]
-        kept += [f"masked: {m}" for m in sorted(masked)]
         if kept:
             report["tolerated"][name] = kept
         report["scenarios"][name] = real

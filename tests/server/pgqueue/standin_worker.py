@@ -147,6 +147,8 @@ class Worker:
             "configurable": {"thread_id": claim.run.thread_id, **kwargs},
             "lease_timeout": self.lease,
             "run_id": claim.run.run_id,
+            # saved with its checkpoints, as the server's executor does: a takeover finds them
+            "metadata": {"run_id": claim.run.run_id},
         }
         state = await self.graph.aget_state(config)
         mine = (state.metadata or {}).get("run_id") == claim.run.run_id

@@ -216,8 +216,6 @@ class CheckpointsMixin(LoopFields):
         # what the loop says of this checkpoint (and the checkpoints/debug payloads show);
         # what is saved adds the run's config metadata (see saved_metadata_extra)
         own = {"source": source, "step": step, "parents": dict(run.parent_ids)}
-        if run.run_id is not None:
-            own["run_id"] = run.run_id
         new_versions: dict[str, Any] = {}
         if self.delta_keys or (self.saver is not None and self.save_loop):
             if moved is None or not self.save_loop:
@@ -304,8 +302,6 @@ class CheckpointsMixin(LoopFields):
             "step": step,
             "parents": dict(run.parent_ids),
         }
-        if run.run_id is not None:
-            metadata["run_id"] = run.run_id
         self.metadata = metadata
         base = self._base_configurable()
         self.parent_config = {CONF: {**base, "checkpoint_id": parent_id}} if parent_id else None
