@@ -219,10 +219,49 @@ class PostgresCore(RowDecoding):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> dict[str, Any]:
-        """Return the parameters of :data:`~._sql.PUT` (values serialized here)."""
+        """Return the parameters of the put statement (values serialized here): the
+        checkpoint row's, and its channel values' from :meth:`values_params` (the full
+        and the shallow savers store values differently; the row is the same)."""
         thread_id, ns, parent_id = thread_ns_id(config, f"{type(self).__name__}.put")
         body = dict(checkpoint)
         values: dict[str, Any] = body.pop("channel_values")  # type: ignore[assignment]
+        params = self.values_params(thread_id, ns, values, new_versions)
+        ctype, cbytes = self.serde.dumps_typed(self.stored_body(body))
+        stored = get_checkpoint_metadata(config, metadata)
+        mtype, mbytes = self.serde.dumps_typed(stored)
+        sealer = sealer_of(self.serde)
+        if sealer is not None:
+            cid = checkpoint["id"]
+            ctype, cbytes = sealer.seal(("c", thread_id, ns, cid), (ctype, cbytes))
+            mtype, mbytes = sealer.seal(("m", thread_id, ns, cid), (mtype, mbytes))
+        params.update(
+            thread_id=thread_id,
+            ns=ns,
+            checkpoint_id=checkpoint["id"],
+            parent_id=parent_id,
+            type=ctype,
+            checkpoint=cbytes,
+            channel_versions=json.dumps(
+                {k: str(v) for k, v in checkpoint["channel_versions"].items()}
+            ),
+            metadata_type=mtype,
+            metadata_blob=mbytes,
+            metadata=metadata_json(stored),
+        )
+        return params
+
+    @staticmethod
+    def stored_body(body: dict[str, Any]) -> Any:
+        """What is serialized of a checkpoint without its values (packed: ``_compact``)."""
+        return pack_checkpoint(body)
+
+    def values_params(
+        self, thread_id: str, ns: str, values: dict[str, Any], new_versions: ChannelVersions
+    ) -> dict[str, Any]:
+        """The value parameters of :data:`~._sql.PUT`: one row per channel in
+        ``new_versions`` (a delta or the whole value, ``"empty"`` when ``values`` lacks
+        it), the interned items, and the delta entries to commit once it ran
+        (``_pending``, ``_values``: see :meth:`finish_put_params`)."""
         channels: list[str] = []
         versions: list[str] = []
         types: list[str] = []
@@ -258,31 +297,13 @@ class PostgresCore(RowDecoding):
             types.append(vtype)
             blobs.append(vbytes)
             bases.append(base)
-        ctype, cbytes = self.serde.dumps_typed(pack_checkpoint(body))
-        stored = get_checkpoint_metadata(config, metadata)
-        mtype, mbytes = self.serde.dumps_typed(stored)
         sealer = sealer_of(self.serde)
         item_rows = list(items.items())
         if sealer is not None:
-            cid = checkpoint["id"]
-            ctype, cbytes = sealer.seal(("c", thread_id, ns, cid), (ctype, cbytes))
-            mtype, mbytes = sealer.seal(("m", thread_id, ns, cid), (mtype, mbytes))
             item_rows = [
                 (h, sealer.seal(("i", thread_id, ns, h.hex()), typed)) for h, typed in item_rows
             ]
         return {
-            "thread_id": thread_id,
-            "ns": ns,
-            "checkpoint_id": checkpoint["id"],
-            "parent_id": parent_id,
-            "type": ctype,
-            "checkpoint": cbytes,
-            "channel_versions": json.dumps(
-                {k: str(v) for k, v in checkpoint["channel_versions"].items()}
-            ),
-            "metadata_type": mtype,
-            "metadata_blob": mbytes,
-            "metadata": metadata_json(stored),
             "channels": channels,
             "versions": versions,
             "types": types,
