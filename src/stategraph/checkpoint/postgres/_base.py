@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 import stategraph.checkpoint.postgres._sql as _sql
 from stategraph.checkpoint._compact import pack_checkpoint
 from stategraph.checkpoint._ids import next_string_version
-from stategraph.checkpoint._list_delta import DELTA_TYPE, ListDeltaCodec, Pending
+from stategraph.checkpoint._list_delta import ListDeltaCodec, Pending
 from stategraph.checkpoint._retention import TTLConfig, partition
 from stategraph.checkpoint._seal import (
     referenced,
@@ -25,7 +25,9 @@ from stategraph.checkpoint._seal import (
 from stategraph.checkpoint._util import (
     check_ids,
     thread_ns_id,
+    writes_target,
 )
+from stategraph.checkpoint._values import delta_base
 from stategraph.checkpoint.base import (
     WRITES_IDX_MAP,
     ChannelVersions,
@@ -38,7 +40,6 @@ from stategraph.checkpoint.base import (
 from stategraph.checkpoint.postgres._filters import metadata_json
 from stategraph.checkpoint.postgres._rows import PAGE, Extra, ListQuery, RowDecoding
 from stategraph.checkpoint.postgres._sql import select_page
-from stategraph.constants import CONF
 
 __all__ = [
     "Plan",
@@ -130,18 +131,9 @@ def choose_without_runs(
 ) -> Callable[[Sequence[CheckpointTuple]], set[tuple[str, str]] | None]:
     """``delete_for_runs``' choice: every checkpoint not made by ``runs`` (plus the
     ancestors the kept ones need); ``None`` when the thread has none of those runs."""
-    from stategraph.checkpoint._retention import close_over_deltas
+    from stategraph.checkpoint._retention import keep_without_runs
 
-    def choose(tuples: Sequence[CheckpointTuple]) -> set[tuple[str, str]] | None:
-        nodes = {
-            (t.config[CONF]["checkpoint_ns"], t.config[CONF]["checkpoint_id"]): t for t in tuples
-        }
-        drop = {n for n, t in nodes.items() if str((t.metadata or {}).get("run_id")) in runs}
-        if not drop:
-            return None
-        return close_over_deltas(tuples, set(nodes) - drop)
-
-    return choose
+    return lambda tuples: keep_without_runs(tuples, runs)
 
 
 class PostgresCore(RowDecoding):
@@ -269,9 +261,6 @@ class PostgresCore(RowDecoding):
         bases: list[str | None] = []
         pending: list[tuple[int, Pending]] = []
         items: dict[bytes, tuple[str, bytes]] = {}
-        codec = self.delta
-        if codec is not None:
-            codec.serde = self.serde
         for channel, version in new_versions.items():
             channels.append(channel)
             versions.append(str(version))
@@ -280,23 +269,14 @@ class PostgresCore(RowDecoding):
                 blobs.append(None)
                 bases.append(None)
                 continue
-            base: str | None = None
-            if codec is None:
-                vtype, vbytes = self._dump(channel, values[channel], items)
-            else:
-                (vtype, vbytes), entry = codec.encode(
-                    (thread_id, ns, channel),
-                    str(version),
-                    values[channel],
-                    lambda v, _c=channel: self._dump(_c, v, items),  # type: ignore[misc]
-                )
-                if entry is not None:
-                    pending.append((len(types), entry))
-                    if vtype == DELTA_TYPE and entry.base is not None:
-                        base = str(entry.base)
-            types.append(vtype)
-            blobs.append(vbytes)
-            bases.append(base)
+            typed, entry = self._encode(
+                (thread_id, ns, channel), str(version), values[channel], items
+            )
+            if entry is not None:
+                pending.append((len(types), entry))
+            types.append(typed[0])
+            blobs.append(typed[1])
+            bases.append(delta_base(typed, entry))
         sealer = sealer_of(self.serde)
         item_rows = list(items.items())
         if sealer is not None:
@@ -549,13 +529,7 @@ class PostgresCore(RowDecoding):
         Two writes of one call to the same special channel behave as if saved one
         after the other: the first one's place, the last one's value.
         """
-        name = f"{type(self).__name__}.put_writes"
-        thread_id, ns, checkpoint_id = thread_ns_id(config, name)
-        if checkpoint_id is None:
-            raise ValueError(
-                f"{name} needs config['configurable']['checkpoint_id']: the id of the "
-                "checkpoint the writes belong to."
-            )
+        thread_id, ns, checkpoint_id = writes_target(config, f"{type(self).__name__}.put_writes")
         rows: dict[int, tuple[int, str, str, bytes]] = {}
         items: dict[bytes, tuple[str, bytes]] = {}
         for i, (channel, value) in enumerate(writes):

@@ -29,6 +29,7 @@ from stategraph.checkpoint._util import (
     check_ids,
     checkpoint_config,
     list_args,
+    list_where,
     metadata_matches,
     thread_ns_id,
 )
@@ -44,7 +45,6 @@ from stategraph.checkpoint.base import (
 from stategraph.checkpoint.postgres._base import Plan, PostgresCore, accept_conn
 from stategraph.checkpoint.postgres._drivers import adrive_on, drive_on
 from stategraph.checkpoint.postgres._filters import filter_clauses
-from stategraph.constants import CONF
 
 __all__ = ["ShallowPostgresSaver", "AsyncShallowPostgresSaver", "MIGRATIONS"]
 
@@ -307,22 +307,7 @@ class _ShallowCore(PostgresCore):
     ) -> tuple[str, list[Any], dict[str, Any] | None, bool, int | None]:
         """``(sql, params, filter, exact, limit)`` for ``list``."""
         config, filter, before, limit = list_args(config, filter, before, limit)
-        conf = (config or {}).get(CONF) or {}
-        where: list[str] = []
-        params: list[Any] = []
-        if conf.get("thread_id") is not None:
-            where.append("p.thread_id = %s")
-            params.append(conf["thread_id"])
-        if "checkpoint_ns" in conf:
-            where.append("p.checkpoint_ns = %s")
-            params.append(conf["checkpoint_ns"])
-        if conf.get("checkpoint_id"):
-            where.append("p.checkpoint_id = %s")
-            params.append(conf["checkpoint_id"])
-        before_id = ((before or {}).get(CONF) or {}).get("checkpoint_id")
-        if before_id:
-            where.append("p.checkpoint_id < %s")
-            params.append(before_id)
+        where, params = list_where(config, before, "%s", "p.")
         clauses, fparams, exact = filter_clauses(filter)
         where += [c.replace("metadata @>", "p.metadata @>") for c in clauses]
         params += fparams

@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 
 from stategraph.checkpoint._ids import next_string_version
 from stategraph.checkpoint._retention import PruneStrategy, TTLConfig
+from stategraph.checkpoint._util import refuse_in_event_loop
 from stategraph.checkpoint.base import (
     BaseCheckpointSaver,
     ChannelVersions,
@@ -110,15 +111,8 @@ class AsyncSqliteSaver(BaseCheckpointSaver[str]):
 
     def _sync(self, name: str) -> SqliteSaver:
         """Return the core for a sync call, refusing inside a running event loop."""
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return self.core
-        raise RuntimeError(
-            f"AsyncSqliteSaver.{name}() was called from inside a running event loop, "
-            f"where it would block the loop: use `await saver.a{name}(...)` instead "
-            "(for a graph: ainvoke/astream instead of invoke/stream)."
-        )
+        refuse_in_event_loop("AsyncSqliteSaver", name)
+        return self.core
 
     async def setup(self) -> None:
         """Configure the connection and apply missing migrations (idempotent)."""
