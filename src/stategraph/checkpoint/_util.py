@@ -104,23 +104,23 @@ def list_where(
     """The SQL conditions, and their parameters, that ``list``'s ``config`` (thread,
     namespace, checkpoint) and ``before`` put on a checkpoints table: ``mark`` is the
     driver's placeholder (``"?"`` or ``"%s"``), ``alias`` prefixes the columns (``"p."``).
-    Ids are compared as strings, as :func:`thread_ns_id` stores them."""
+    ``config`` and ``before`` as :func:`list_args` returns them (ids as strings)."""
     conf = (config or {}).get(CONF) or {}
     where: list[str] = []
     params: list[Any] = []
     if conf.get("thread_id") is not None:
         where.append(f"{alias}thread_id = {mark}")
-        params.append(str(conf["thread_id"]))
+        params.append(conf["thread_id"])
     if "checkpoint_ns" in conf:
         where.append(f"{alias}checkpoint_ns = {mark}")
-        params.append(conf["checkpoint_ns"] or "")
+        params.append(conf["checkpoint_ns"])
     if conf.get("checkpoint_id"):
         where.append(f"{alias}checkpoint_id = {mark}")
-        params.append(str(conf["checkpoint_id"]))
+        params.append(conf["checkpoint_id"])
     before_id = ((before or {}).get(CONF) or {}).get("checkpoint_id")
     if before_id:
         where.append(f"{alias}checkpoint_id < {mark}")
-        params.append(str(before_id))
+        params.append(before_id)
     return where, params
 
 
