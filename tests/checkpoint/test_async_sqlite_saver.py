@@ -131,3 +131,38 @@ def test_sync_use_without_event_loop(tmp_path: Path) -> None:
     saver.serde = saver.core.serde  # the serde property is settable and shared
     assert saver.serde is saver.core.serde
     saver._close()
+
+
+def test_twins_keep_the_core_signatures_and_kinds() -> None:
+    """Each method forwarded to the wrapped ``SqliteSaver`` shows the core method's
+    signature; the ``a``-methods are coroutine functions (``alist`` an async generator)."""
+    import inspect
+
+    forwarded = [
+        "get_tuple", "list", "put", "put_writes", "delete_thread", "get_delta_channel_history",
+        "prune", "delete_for_runs", "copy_thread", "sweep", "vacuum", "lease_acquire",
+        "lease_enqueue", "lease_dequeue", "lease_renew", "lease_release", "lease_rollback",
+    ]  # fmt: skip
+    for name in forwarded:
+        core = inspect.signature(getattr(SqliteSaver, name))
+        for twin in (name, f"a{name}"):
+            method = getattr(AsyncSqliteSaver, twin)
+            assert method.__name__ == twin
+            assert list(inspect.signature(method).parameters) == list(core.parameters)
+        assert not inspect.iscoroutinefunction(getattr(AsyncSqliteSaver, name))
+        if name == "list":
+            assert inspect.isasyncgenfunction(AsyncSqliteSaver.alist)
+        else:
+            assert inspect.iscoroutinefunction(getattr(AsyncSqliteSaver, f"a{name}"))
+
+
+async def test_sync_twins_refuse_inside_the_event_loop(tmp_path: Path) -> None:
+    conn = sqlite3.connect(str(tmp_path / "r.sqlite"), check_same_thread=False)
+    saver = AsyncSqliteSaver(conn)
+    try:
+        with pytest.raises(RuntimeError, match=r"AsyncSqliteSaver\.put_writes\(\) was called"):
+            saver.put_writes(T, [], "task")
+        with pytest.raises(RuntimeError, match=r"await saver\.alease_renew"):
+            saver.lease_renew(None)  # type: ignore[arg-type]
+    finally:
+        await asyncio.get_running_loop().run_in_executor(None, saver._close)

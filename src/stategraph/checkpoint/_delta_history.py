@@ -40,6 +40,16 @@ TUPLE = "tuple"
 PATHS = "paths"
 
 
+def _seed(
+    result: dict[str, DeltaChannelHistory], pending: list[str], values: Mapping[str, Any]
+) -> None:
+    """Give each ``pending`` channel stored in ``values`` its seed, and stop looking for it."""
+    for c in list(pending):
+        if c in values:
+            result[c]["seed"] = values[c]
+            pending.remove(c)
+
+
 def walk(
     target: Any, channels: Sequence[str]
 ) -> Generator[tuple[str, Any], Any, dict[str, DeltaChannelHistory]]:
@@ -57,11 +67,7 @@ def walk(
     # a channel that was never written has no history to look for
     pending = [c for c in channels if c in own_versions]
     collected: dict[str, list[list[tuple[str, str, Any]]]] = {c: [] for c in channels}
-    values = target.checkpoint["channel_values"]
-    for c in list(pending):
-        if c in values:
-            result[c]["seed"] = values[c]
-            pending.remove(c)
+    _seed(result, pending, target.checkpoint["channel_values"])
     child = target
     while pending and child.parent_config is not None:
         parent = yield (TUPLE, child.parent_config)
@@ -78,11 +84,7 @@ def walk(
                 writes.sort(key=lambda w: (path_sort_key(paths.get(w[0], "")), order[w[0]]))
             for c in changed:
                 collected[c].append([w for w in writes if w[1] == c])
-        parent_values = parent.checkpoint["channel_values"]
-        for c in list(pending):
-            if c in parent_values:
-                result[c]["seed"] = parent_values[c]
-                pending.remove(c)
+        _seed(result, pending, parent.checkpoint["channel_values"])
         child = parent
     for c in channels:
         result[c]["writes"] = [w for step in reversed(collected[c]) for w in step]

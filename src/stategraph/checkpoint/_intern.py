@@ -180,20 +180,28 @@ class Interner:
         return dump_channel_value(self._owner.serde, channel, value)
 
 
-def _check(blob: bytes) -> list[Any]:
+def unpack_header(blob: bytes, size: int, fmt: int, kind: str, stored_in: str) -> list[Any]:
+    """``blob`` read as a msgpack list of ``size`` items starting with format ``fmt``
+    (the layout of interned and of sealed values). Raises
+    :class:`~stategraph.checkpoint.serde.base.DeserializationError` naming ``kind``
+    for a corrupt blob, and ``stored_in`` and the format for one of another format."""
     import ormsgpack
 
     try:
         data: list[Any] = ormsgpack.unpackb(blob)
     except (ValueError, TypeError) as exc:  # ormsgpack's decode error is a ValueError
-        raise DeserializationError(f"A stored interned value is corrupt ({exc}).") from exc
-    if type(data) is not list or len(data) != 3 or data[0] != FORMAT:
+        raise DeserializationError(f"A {kind} is corrupt ({exc}).") from exc
+    if type(data) is not list or len(data) != size or data[0] != fmt:
         version = data[0] if type(data) is list and data else "?"
         raise DeserializationError(
-            f"A stored value uses interned format {version!r}, which this release cannot "
-            f"read (it reads format {FORMAT}): upgrade stategraph."
+            f"A stored value {stored_in} {version!r}, which this release cannot "
+            f"read (it reads format {fmt}): upgrade stategraph."
         )
     return data
+
+
+def _check(blob: bytes) -> list[Any]:
+    return unpack_header(blob, 3, FORMAT, "stored interned value", "uses interned format")
 
 
 def refs(typed: Typed | None) -> Iterable[bytes]:

@@ -14,6 +14,8 @@ from typing import Any, Literal
 
 from typing_extensions import TypedDict
 
+from stategraph.constants import CONF
+
 __all__ = [
     "partition",
     "TTLConfig",
@@ -22,6 +24,7 @@ __all__ = [
     "check_ttl",
     "close_over_deltas",
     "keep_latest",
+    "keep_without_runs",
 ]
 
 PruneStrategy = Literal["keep_latest", "delete"]
@@ -140,6 +143,17 @@ def partition(
 
 def _internal(channel: str) -> bool:
     return channel.startswith("__") or channel.startswith("branch:")
+
+
+def keep_without_runs(tuples: Sequence[Any], runs: set[str]) -> set[Node] | None:
+    """``delete_for_runs``' choice among a thread's checkpoints ``tuples``: every one
+    whose metadata ``run_id`` is not in ``runs``, plus the ancestors the kept ones need
+    (:func:`close_over_deltas`); ``None`` when none was made by ``runs``."""
+    nodes = {(t.config[CONF]["checkpoint_ns"], t.config[CONF]["checkpoint_id"]): t for t in tuples}
+    drop = {n for n, t in nodes.items() if str((t.metadata or {}).get("run_id")) in runs}
+    if not drop:
+        return None
+    return close_over_deltas(tuples, set(nodes) - drop)
 
 
 def close_over_deltas(tuples: Iterable[Any], keep: set[Node]) -> set[Node]:

@@ -32,10 +32,10 @@ plaintext) are read only when the serializer is in migration mode
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from stategraph.checkpoint._intern import refs
+from stategraph.checkpoint._intern import refs, unpack_header
 from stategraph.checkpoint._list_delta import DELTA_TYPE, delta_base
 from stategraph.checkpoint.serde.base import DeserializationError
 
@@ -62,19 +62,7 @@ _AD_PREFIX = b"sg-sealed/1\x00"
 
 
 def _header(blob: bytes) -> list[Any]:
-    import ormsgpack
-
-    try:
-        data = ormsgpack.unpackb(blob)
-    except (ValueError, TypeError) as exc:
-        raise DeserializationError(f"A sealed value is corrupt ({exc}).") from exc
-    if type(data) is not list or len(data) != 5 or data[0] != FORMAT:
-        version = data[0] if type(data) is list and data else "?"
-        raise DeserializationError(
-            f"A stored value is sealed in format {version!r}, which this release cannot "
-            f"read (it reads format {FORMAT}): upgrade stategraph."
-        )
-    return data
+    return unpack_header(blob, 5, FORMAT, "sealed value", "is sealed in format")
 
 
 def stored_refs(typed: Typed | None) -> Iterable[bytes]:
@@ -173,6 +161,25 @@ class Sealer:
                 f"{_describe(parts)}: a sealed value is malformed ({exc!r})."
             ) from None
         return itype, ibytes
+
+
+def item_fetcher(
+    items: Mapping[tuple[str, str, bytes], Typed], thread_id: str, ns: str, sealer: Sealer | None
+) -> Callable[[list[bytes]], dict[bytes, Typed]]:
+    """The ``fetch`` of a :class:`~._intern.Resolver`: the items of ``(thread_id, ns)``
+    found in ``items`` (keyed ``(thread_id, ns, hash)``), unsealed when encrypting."""
+
+    def fetch(hashes: list[bytes]) -> dict[bytes, Typed]:
+        found: dict[bytes, Typed] = {}
+        for h in hashes:
+            item = items.get((thread_id, ns, h))
+            if item is not None:
+                found[h] = (
+                    item if sealer is None else sealer.unseal(("i", thread_id, ns, h.hex()), item)
+                )
+        return found
+
+    return fetch
 
 
 def sealer_of(serde: Any) -> Sealer | None:

@@ -8,7 +8,16 @@ from typing import Any
 from stategraph.constants import CONF
 from stategraph.errors import InvalidIdentifierError
 
-__all__ = ["thread_ns_id", "checkpoint_config", "metadata_matches", "list_args", "check_ids"]
+__all__ = [
+    "thread_ns_id",
+    "writes_target",
+    "checkpoint_config",
+    "metadata_matches",
+    "list_args",
+    "list_where",
+    "check_ids",
+    "refuse_in_event_loop",
+]
 
 
 def _nul(what: str, name: str, value: str) -> InvalidIdentifierError:
@@ -16,6 +25,22 @@ def _nul(what: str, name: str, value: str) -> InvalidIdentifierError:
         f"{what}: {name} {value!r} contains a NUL character ('\\x00'), which no saver "
         f"or store accepts (PostgreSQL cannot store it). Remove it or encode the id "
         f"(for example as hex)."
+    )
+
+
+def refuse_in_event_loop(owner: str, name: str) -> None:
+    """Raise when called inside a running event loop, which the sync method ``name``
+    of the async saver ``owner`` would block (the error names the ``a``-method to await)."""
+    import asyncio
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    raise RuntimeError(
+        f"{owner}.{name}() was called from inside a running event loop, "
+        f"where it would block the loop: use `await saver.a{name}(...)` instead "
+        "(for a graph: ainvoke/astream instead of invoke/stream)."
     )
 
 
@@ -58,6 +83,45 @@ def thread_ns_id(config: Mapping[str, Any], what: str) -> tuple[str, str, str | 
     if checkpoint_id is not None and "\x00" in str(checkpoint_id):
         raise _nul(what, "checkpoint_id", str(checkpoint_id))
     return tid, ns, checkpoint_id
+
+
+def writes_target(config: Mapping[str, Any], what: str) -> tuple[str, str, str]:
+    """Return ``(thread_id, checkpoint_ns, checkpoint_id)`` of the checkpoint that
+    ``put_writes`` saves against: as :func:`thread_ns_id`, with ``checkpoint_id``
+    required (``what`` names the operation for the error message)."""
+    thread_id, ns, checkpoint_id = thread_ns_id(config, what)
+    if checkpoint_id is None:
+        raise ValueError(
+            f"{what} needs config['configurable']['checkpoint_id']: the id of the "
+            "checkpoint the writes belong to."
+        )
+    return thread_id, ns, checkpoint_id
+
+
+def list_where(
+    config: Mapping[str, Any] | None, before: Mapping[str, Any] | None, mark: str, alias: str = ""
+) -> tuple[list[str], list[Any]]:
+    """The SQL conditions, and their parameters, that ``list``'s ``config`` (thread,
+    namespace, checkpoint) and ``before`` put on a checkpoints table: ``mark`` is the
+    driver's placeholder (``"?"`` or ``"%s"``), ``alias`` prefixes the columns (``"p."``).
+    ``config`` and ``before`` as :func:`list_args` returns them (ids as strings)."""
+    conf = (config or {}).get(CONF) or {}
+    where: list[str] = []
+    params: list[Any] = []
+    if conf.get("thread_id") is not None:
+        where.append(f"{alias}thread_id = {mark}")
+        params.append(conf["thread_id"])
+    if "checkpoint_ns" in conf:
+        where.append(f"{alias}checkpoint_ns = {mark}")
+        params.append(conf["checkpoint_ns"])
+    if conf.get("checkpoint_id"):
+        where.append(f"{alias}checkpoint_id = {mark}")
+        params.append(conf["checkpoint_id"])
+    before_id = ((before or {}).get(CONF) or {}).get("checkpoint_id")
+    if before_id:
+        where.append(f"{alias}checkpoint_id < {mark}")
+        params.append(before_id)
+    return where, params
 
 
 def checkpoint_config(thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> dict[str, Any]:

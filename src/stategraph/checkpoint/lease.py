@@ -31,6 +31,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from stategraph.checkpoint._twins import run_inline
 from stategraph.errors import LeaseLostError
 
 __all__ = [
@@ -299,37 +300,9 @@ class LeaseSupport:
             "'enqueue' or 'reject', or a bundled saver."
         )
 
-    async def alease_acquire(
-        self,
-        thread_id: str,
-        run_id: str,
-        ttl: float,
-        *,
-        ticket: int | None = None,
-        priority: int = PRIORITY_ENQUEUE,
-        stop: str | None = None,
-    ) -> LeaseAttempt:
-        """Async twin of :meth:`lease_acquire`."""
-        return self.lease_acquire(
-            thread_id, run_id, ttl, ticket=ticket, priority=priority, stop=stop
-        )
-
-    async def alease_enqueue(self, thread_id: str, run_id: str, ttl: float, priority: int) -> int:
-        """Async twin of :meth:`lease_enqueue`."""
-        return self.lease_enqueue(thread_id, run_id, ttl, priority)
-
-    async def alease_dequeue(self, thread_id: str, ticket: int) -> None:
-        """Async twin of :meth:`lease_dequeue`."""
-        self.lease_dequeue(thread_id, ticket)
-
-    async def alease_renew(self, lease: Lease) -> str | None:
-        """Async twin of :meth:`lease_renew`."""
-        return self.lease_renew(lease)
-
-    async def alease_release(self, lease: Lease, *, finished: bool = True) -> None:
-        """Async twin of :meth:`lease_release`."""
-        self.lease_release(lease, finished=finished)
-
-    async def alease_rollback(self, lease: Lease, tokens: Iterable[int]) -> int:
-        """Async twin of :meth:`lease_rollback`."""
-        return self.lease_rollback(lease, tokens)
+    alease_acquire = run_inline(lease_acquire)
+    alease_enqueue = run_inline(lease_enqueue)
+    alease_dequeue = run_inline(lease_dequeue)
+    alease_renew = run_inline(lease_renew)
+    alease_release = run_inline(lease_release)
+    alease_rollback = run_inline(lease_rollback)

@@ -19,7 +19,7 @@ from typing import Any, Optional
 from stategraph.checkpoint._compact import pack_checkpoint, unpack_checkpoint
 from stategraph.checkpoint._delta_history import DeltaChannelHistory
 from stategraph.checkpoint._ids import next_string_version
-from stategraph.checkpoint._intern import Interner, Resolver
+from stategraph.checkpoint._intern import Resolver
 from stategraph.checkpoint._list_delta import DELTA_TYPE, ListDeltaCodec, Pending
 from stategraph.checkpoint._retention import (
     PruneStrategy,
@@ -29,16 +29,19 @@ from stategraph.checkpoint._retention import (
     check_ttl,
     close_over_deltas,
     keep_latest,
+    keep_without_runs,
     partition,
 )
-from stategraph.checkpoint._seal import Sealer, referenced, sealer_of, stored_base
+from stategraph.checkpoint._seal import Sealer, item_fetcher, referenced, sealer_of, stored_base
 from stategraph.checkpoint._util import (
     check_ids,
     checkpoint_config,
     list_args,
     metadata_matches,
     thread_ns_id,
+    writes_target,
 )
+from stategraph.checkpoint._values import StoredValues
 from stategraph.checkpoint.base import (
     WRITES_IDX_MAP,
     BaseCheckpointSaver,
@@ -48,7 +51,6 @@ from stategraph.checkpoint.base import (
     CheckpointTuple,
     PendingWrite,
     SerializerProtocol,
-    dump_channel_value,
     get_checkpoint_metadata,
 )
 from stategraph.checkpoint.lease import Lease, lease_token
@@ -65,7 +67,7 @@ BlobKey = tuple[str, str, str, Any]
 ItemKey = tuple[str, str, bytes]  # thread_id, checkpoint_ns, hash
 
 
-class InMemorySaver(BaseCheckpointSaver[str]):
+class InMemorySaver(StoredValues, BaseCheckpointSaver[str]):
     """Checkpoint saver that keeps checkpoints in memory (lost when the process ends).
 
     Storage layout (all values serialized with ``serde``):
@@ -111,7 +113,6 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         self.ttl = check_ttl(ttl, "InMemorySaver")
         self._touched: dict[str, float] = {}
         self._sweeper: Sweeper | None = None
-        self.delta: ListDeltaCodec | None = ListDeltaCodec(self.serde) if delta_storage else None
         self.storage: defaultdict[str, defaultdict[str, dict[str, SavedCheckpoint]]] = defaultdict(
             lambda: defaultdict(dict)
         )
@@ -120,7 +121,7 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         )
         self.blobs: dict[BlobKey, Typed | None] = {}
         self.items: dict[ItemKey, Typed] = {}
-        self.interner: Interner | None = Interner(self) if intern_items else None
+        self._init_values(delta_storage, intern_items)
         self._latest: dict[tuple[str, str], str] = {}
         self._lock = threading.RLock()
 
@@ -215,26 +216,7 @@ class InMemorySaver(BaseCheckpointSaver[str]):
     def _resolver(self, thread_id: str, ns: str, sealer: Sealer | None = None) -> Resolver:
         """A resolver of the interned items of ``(thread_id, ns)`` (lock held)."""
 
-        def fetch(hashes: list[bytes]) -> dict[bytes, Typed]:
-            found: dict[bytes, Typed] = {}
-            for h in hashes:
-                item = self.items.get((thread_id, ns, h))
-                if item is not None:
-                    found[h] = (
-                        item
-                        if sealer is None
-                        else sealer.unseal(("i", thread_id, ns, h.hex()), item)
-                    )
-            return found
-
-        return Resolver(self.serde, thread_id, fetch)
-
-    def _dump(self, channel: str, value: Any, items: dict[bytes, Typed]) -> Typed:
-        """Serialize a value or write, interning its large list elements into
-        ``items`` when interning is on."""
-        if self.interner is None:
-            return dump_channel_value(self.serde, channel, value)
-        return self.interner.dump(channel, value, items)
+        return Resolver(self.serde, thread_id, item_fetcher(self.items, thread_id, ns, sealer))
 
     def get_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
         """Return the checkpoint named by ``config`` or the latest of its
@@ -328,25 +310,14 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         items: dict[bytes, Typed] = {}
         codec = self.delta
         pending: list[Pending] = []
-        if codec is not None:
-            codec.serde = self.serde
         for channel, version in new_versions.items():
             if channel not in values:
                 blobs[(thread_id, ns, channel, version)] = None
-            elif codec is None:
-                blobs[(thread_id, ns, channel, version)] = self._dump(
-                    channel, values[channel], items
-                )
-            else:
-                typed, entry = codec.encode(
-                    (thread_id, ns, channel),
-                    version,
-                    values[channel],
-                    lambda v, _c=channel: self._dump(_c, v, items),  # type: ignore[misc]
-                )
-                blobs[(thread_id, ns, channel, version)] = typed
-                if entry is not None:
-                    pending.append(entry)
+                continue
+            typed, entry = self._encode((thread_id, ns, channel), version, values[channel], items)
+            blobs[(thread_id, ns, channel, version)] = typed
+            if entry is not None:
+                pending.append(entry)
         stored_metadata = get_checkpoint_metadata(config, metadata)
         checkpoint_id = checkpoint["id"]
         saved: SavedCheckpoint = (
@@ -405,12 +376,7 @@ class InMemorySaver(BaseCheckpointSaver[str]):
     ) -> None:
         """Save task ``task_id``'s writes against ``config``'s checkpoint: special
         channels replace, regular writes are kept only if absent."""
-        thread_id, ns, checkpoint_id = thread_ns_id(config, "InMemorySaver.put_writes")
-        if checkpoint_id is None:
-            raise ValueError(
-                "InMemorySaver.put_writes needs config['configurable']['checkpoint_id']: "
-                "the id of the checkpoint the writes belong to."
-            )
+        thread_id, ns, checkpoint_id = writes_target(config, "InMemorySaver.put_writes")
         items: dict[bytes, Typed] = {}
         rows = [
             (
@@ -502,17 +468,8 @@ class InMemorySaver(BaseCheckpointSaver[str]):
         with self._lock:
             for tid in list(self.storage):
                 tuples = list(self.list({CONF: {"thread_id": tid}}))
-                nodes = {
-                    (t.config[CONF]["checkpoint_ns"], t.config[CONF]["checkpoint_id"]): t
-                    for t in tuples
-                }
-                drop = {
-                    node
-                    for node, t in nodes.items()
-                    if str((t.metadata or {}).get("run_id")) in wanted
-                }
-                if drop:
-                    keep = close_over_deltas(tuples, set(nodes) - drop)
+                keep = keep_without_runs(tuples, wanted)
+                if keep is not None:
                     self._retain(tid, keep, tuples)
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:

@@ -121,7 +121,7 @@ class PostgresSaver(SqlLeases, PostgresCalls):
         not written (or read) for that long.
         """
         super().__init__(serde=serde)
-        self._init_delta(delta_storage, intern_items)
+        self._init_values(delta_storage, intern_items)
         self.ttl = check_ttl(ttl, type(self).__name__)
         self._sweeper: Sweeper | None = None
         self.conn: psycopg.Connection[Any] | None

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 import stategraph.checkpoint.postgres._sql as _sql
 from stategraph.checkpoint._compact import pack_checkpoint
 from stategraph.checkpoint._ids import next_string_version
-from stategraph.checkpoint._list_delta import DELTA_TYPE, ListDeltaCodec, Pending
+from stategraph.checkpoint._list_delta import ListDeltaCodec, Pending
 from stategraph.checkpoint._retention import TTLConfig, partition
 from stategraph.checkpoint._seal import (
     referenced,
@@ -25,7 +25,9 @@ from stategraph.checkpoint._seal import (
 from stategraph.checkpoint._util import (
     check_ids,
     thread_ns_id,
+    writes_target,
 )
+from stategraph.checkpoint._values import delta_base
 from stategraph.checkpoint.base import (
     WRITES_IDX_MAP,
     ChannelVersions,
@@ -38,7 +40,6 @@ from stategraph.checkpoint.base import (
 from stategraph.checkpoint.postgres._filters import metadata_json
 from stategraph.checkpoint.postgres._rows import PAGE, Extra, ListQuery, RowDecoding
 from stategraph.checkpoint.postgres._sql import select_page
-from stategraph.constants import CONF
 
 __all__ = [
     "Plan",
@@ -130,18 +131,9 @@ def choose_without_runs(
 ) -> Callable[[Sequence[CheckpointTuple]], set[tuple[str, str]] | None]:
     """``delete_for_runs``' choice: every checkpoint not made by ``runs`` (plus the
     ancestors the kept ones need); ``None`` when the thread has none of those runs."""
-    from stategraph.checkpoint._retention import close_over_deltas
+    from stategraph.checkpoint._retention import keep_without_runs
 
-    def choose(tuples: Sequence[CheckpointTuple]) -> set[tuple[str, str]] | None:
-        nodes = {
-            (t.config[CONF]["checkpoint_ns"], t.config[CONF]["checkpoint_id"]): t for t in tuples
-        }
-        drop = {n for n, t in nodes.items() if str((t.metadata or {}).get("run_id")) in runs}
-        if not drop:
-            return None
-        return close_over_deltas(tuples, set(nodes) - drop)
-
-    return choose
+    return lambda tuples: keep_without_runs(tuples, runs)
 
 
 class PostgresCore(RowDecoding):
@@ -219,10 +211,49 @@ class PostgresCore(RowDecoding):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> dict[str, Any]:
-        """Return the parameters of :data:`~._sql.PUT` (values serialized here)."""
+        """Return the parameters of the put statement (values serialized here): the
+        checkpoint row's, and its channel values' from :meth:`values_params` (the full
+        and the shallow savers store values differently; the row is the same)."""
         thread_id, ns, parent_id = thread_ns_id(config, f"{type(self).__name__}.put")
         body = dict(checkpoint)
         values: dict[str, Any] = body.pop("channel_values")  # type: ignore[assignment]
+        params = self.values_params(thread_id, ns, values, new_versions)
+        ctype, cbytes = self.serde.dumps_typed(self.stored_body(body))
+        stored = get_checkpoint_metadata(config, metadata)
+        mtype, mbytes = self.serde.dumps_typed(stored)
+        sealer = sealer_of(self.serde)
+        if sealer is not None:
+            cid = checkpoint["id"]
+            ctype, cbytes = sealer.seal(("c", thread_id, ns, cid), (ctype, cbytes))
+            mtype, mbytes = sealer.seal(("m", thread_id, ns, cid), (mtype, mbytes))
+        params.update(
+            thread_id=thread_id,
+            ns=ns,
+            checkpoint_id=checkpoint["id"],
+            parent_id=parent_id,
+            type=ctype,
+            checkpoint=cbytes,
+            channel_versions=json.dumps(
+                {k: str(v) for k, v in checkpoint["channel_versions"].items()}
+            ),
+            metadata_type=mtype,
+            metadata_blob=mbytes,
+            metadata=metadata_json(stored),
+        )
+        return params
+
+    @staticmethod
+    def stored_body(body: dict[str, Any]) -> Any:
+        """What is serialized of a checkpoint without its values (packed: ``_compact``)."""
+        return pack_checkpoint(body)
+
+    def values_params(
+        self, thread_id: str, ns: str, values: dict[str, Any], new_versions: ChannelVersions
+    ) -> dict[str, Any]:
+        """The value parameters of :data:`~._sql.PUT`: one row per channel in
+        ``new_versions`` (a delta or the whole value, ``"empty"`` when ``values`` lacks
+        it), the interned items, and the delta entries to commit once it ran
+        (``_pending``, ``_values``: see :meth:`finish_put_params`)."""
         channels: list[str] = []
         versions: list[str] = []
         types: list[str] = []
@@ -230,9 +261,6 @@ class PostgresCore(RowDecoding):
         bases: list[str | None] = []
         pending: list[tuple[int, Pending]] = []
         items: dict[bytes, tuple[str, bytes]] = {}
-        codec = self.delta
-        if codec is not None:
-            codec.serde = self.serde
         for channel, version in new_versions.items():
             channels.append(channel)
             versions.append(str(version))
@@ -241,48 +269,21 @@ class PostgresCore(RowDecoding):
                 blobs.append(None)
                 bases.append(None)
                 continue
-            base: str | None = None
-            if codec is None:
-                vtype, vbytes = self._dump(channel, values[channel], items)
-            else:
-                (vtype, vbytes), entry = codec.encode(
-                    (thread_id, ns, channel),
-                    str(version),
-                    values[channel],
-                    lambda v, _c=channel: self._dump(_c, v, items),  # type: ignore[misc]
-                )
-                if entry is not None:
-                    pending.append((len(types), entry))
-                    if vtype == DELTA_TYPE and entry.base is not None:
-                        base = str(entry.base)
-            types.append(vtype)
-            blobs.append(vbytes)
-            bases.append(base)
-        ctype, cbytes = self.serde.dumps_typed(pack_checkpoint(body))
-        stored = get_checkpoint_metadata(config, metadata)
-        mtype, mbytes = self.serde.dumps_typed(stored)
+            typed, entry = self._encode(
+                (thread_id, ns, channel), str(version), values[channel], items
+            )
+            if entry is not None:
+                pending.append((len(types), entry))
+            types.append(typed[0])
+            blobs.append(typed[1])
+            bases.append(delta_base(typed, entry))
         sealer = sealer_of(self.serde)
         item_rows = list(items.items())
         if sealer is not None:
-            cid = checkpoint["id"]
-            ctype, cbytes = sealer.seal(("c", thread_id, ns, cid), (ctype, cbytes))
-            mtype, mbytes = sealer.seal(("m", thread_id, ns, cid), (mtype, mbytes))
             item_rows = [
                 (h, sealer.seal(("i", thread_id, ns, h.hex()), typed)) for h, typed in item_rows
             ]
         return {
-            "thread_id": thread_id,
-            "ns": ns,
-            "checkpoint_id": checkpoint["id"],
-            "parent_id": parent_id,
-            "type": ctype,
-            "checkpoint": cbytes,
-            "channel_versions": json.dumps(
-                {k: str(v) for k, v in checkpoint["channel_versions"].items()}
-            ),
-            "metadata_type": mtype,
-            "metadata_blob": mbytes,
-            "metadata": metadata_json(stored),
             "channels": channels,
             "versions": versions,
             "types": types,
@@ -528,13 +529,7 @@ class PostgresCore(RowDecoding):
         Two writes of one call to the same special channel behave as if saved one
         after the other: the first one's place, the last one's value.
         """
-        name = f"{type(self).__name__}.put_writes"
-        thread_id, ns, checkpoint_id = thread_ns_id(config, name)
-        if checkpoint_id is None:
-            raise ValueError(
-                f"{name} needs config['configurable']['checkpoint_id']: the id of the "
-                "checkpoint the writes belong to."
-            )
+        thread_id, ns, checkpoint_id = writes_target(config, f"{type(self).__name__}.put_writes")
         rows: dict[int, tuple[int, str, str, bytes]] = {}
         items: dict[bytes, tuple[str, bytes]] = {}
         for i, (channel, value) in enumerate(writes):

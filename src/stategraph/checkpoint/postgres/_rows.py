@@ -10,11 +10,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from stategraph.checkpoint._compact import unpack_checkpoint
-from stategraph.checkpoint._intern import Interner, Resolver
-from stategraph.checkpoint._list_delta import DELTA_TYPE, ListDeltaCodec, delta_header
+from stategraph.checkpoint._intern import Resolver
+from stategraph.checkpoint._list_delta import DELTA_TYPE, delta_header
 from stategraph.checkpoint._seal import (
     SEALED_TYPE,
     Sealer,
+    item_fetcher,
     sealer_of,
     stored_base,
     stored_refs,
@@ -22,19 +23,19 @@ from stategraph.checkpoint._seal import (
 from stategraph.checkpoint._util import (
     checkpoint_config,
     list_args,
+    list_where,
     metadata_matches,
 )
+from stategraph.checkpoint._values import StoredValues
 from stategraph.checkpoint.base import (
     BaseCheckpointSaver,
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
     PendingWrite,
-    dump_channel_value,
 )
 from stategraph.checkpoint.postgres._filters import filter_clauses
 from stategraph.checkpoint.postgres._sql import select_page
-from stategraph.constants import CONF
 
 __all__ = ["Extra", "ItemKey", "ListQuery", "PAGE", "RowDecoding"]
 
@@ -68,22 +69,7 @@ class ListQuery:
     ) -> None:
         """Build the conditions for ``config``, ``filter``, ``before`` and ``limit``."""
         config, filter, before, limit = list_args(config, filter, before, limit)
-        conf = (config or {}).get(CONF) or {}
-        where: list[str] = []
-        params: list[Any] = []
-        if conf.get("thread_id") is not None:
-            where.append("thread_id = %s")
-            params.append(str(conf["thread_id"]))
-        if "checkpoint_ns" in conf:
-            where.append("checkpoint_ns = %s")
-            params.append(conf["checkpoint_ns"] or "")
-        if conf.get("checkpoint_id"):
-            where.append("checkpoint_id = %s")
-            params.append(str(conf["checkpoint_id"]))
-        before_id = ((before or {}).get(CONF) or {}).get("checkpoint_id")
-        if before_id:
-            where.append("checkpoint_id < %s")
-            params.append(str(before_id))
+        where, params = list_where(config, before, "%s")
         fwhere, fparams, self.exact = filter_clauses(filter)
         self.where = where + fwhere
         self.params = params + fparams
@@ -137,25 +123,8 @@ class ListQuery:
         return items
 
 
-class RowDecoding(BaseCheckpointSaver[str]):
+class RowDecoding(StoredValues, BaseCheckpointSaver[str]):
     """Decodes the rows of the PostgreSQL savers' statements (see the module docstring)."""
-
-    delta: ListDeltaCodec | None = None
-    """Delta storage of list values (``None``: every value stored whole)."""
-
-    interner: Interner | None = None
-    """Interning of large list elements (``None``: values stored whole)."""
-
-    def _init_delta(self, delta_storage: bool, intern_items: bool = True) -> None:
-        self.delta = ListDeltaCodec(self.serde) if delta_storage else None
-        self.interner = Interner(self) if intern_items else None
-
-    def _dump(self, channel: str, value: Any, items: dict[bytes, tuple[str, bytes]]) -> Any:
-        """Serialize a value or write, interning its large list elements into
-        ``items`` when interning is on."""
-        if self.interner is None:
-            return dump_channel_value(self.serde, channel, value)
-        return self.interner.dump(channel, value, items)
 
     @staticmethod
     def item_params(
@@ -279,20 +248,7 @@ class RowDecoding(BaseCheckpointSaver[str]):
             wtypes, wblobs = self._unseal_writes(sealer, row, wtasks, wchannels, wtypes, wblobs)
         checkpoint: Checkpoint = unpack_checkpoint(loads((ctype, cbytes)), checkpoint_id)  # type: ignore[assignment]
         found: Mapping[ItemKey, tuple[str, bytes]] = getattr(extra, "found", None) or {}
-
-        def fetch_items(hashes: list[bytes]) -> dict[bytes, tuple[str, bytes]]:
-            out: dict[bytes, tuple[str, bytes]] = {}
-            for h in hashes:
-                item = found.get((thread_id, ns, h))
-                if item is not None:
-                    out[h] = (
-                        item
-                        if sealer is None
-                        else sealer.unseal(("i", thread_id, ns, h.hex()), item)
-                    )
-            return out
-
-        resolver = Resolver(self.serde, thread_id, fetch_items)
+        resolver = Resolver(self.serde, thread_id, item_fetcher(found, thread_id, ns, sealer))
         codec = self.delta
         if codec is None or bversions is None:
             checkpoint["channel_values"] = {

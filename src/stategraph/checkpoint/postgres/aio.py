@@ -33,7 +33,7 @@ from stategraph.checkpoint._retention import (
     check_prune_args,
     check_ttl,
 )
-from stategraph.checkpoint._util import check_ids
+from stategraph.checkpoint._util import check_ids, refuse_in_event_loop
 from stategraph.checkpoint.base import (
     ChannelVersions,
     Checkpoint,
@@ -103,7 +103,7 @@ class AsyncPostgresSaver(AsyncSqlLeases, PostgresCalls):
         """Wrap ``conn`` (connection or pool); ``serde`` defaults to ``JsonPlusSerializer()``;
         ``delta_storage`` and ``ttl`` as for ``PostgresSaver``."""
         super().__init__(serde=serde)
-        self._init_delta(delta_storage, intern_items)
+        self._init_values(delta_storage, intern_items)
         self.ttl = check_ttl(ttl, type(self).__name__)
         self.conn: psycopg.AsyncConnection[Any] | None
         self.pool: AsyncConnectionPool[Any] | None
@@ -307,16 +307,7 @@ class AsyncPostgresSaver(AsyncSqlLeases, PostgresCalls):
 
     def _sync(self, name: str, make: Callable[[], Coroutine[Any, Any, T]]) -> T:
         """Run the coroutine ``make()`` on the saver's event loop and wait for it."""
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            pass
-        else:
-            raise RuntimeError(
-                f"AsyncPostgresSaver.{name}() was called from inside a running event loop, "
-                f"where it would block the loop: use `await saver.a{name}(...)` instead "
-                "(for a graph: ainvoke/astream instead of invoke/stream)."
-            )
+        refuse_in_event_loop("AsyncPostgresSaver", name)
         loop = self.loop
         if loop is None or not loop.is_running():
             raise RuntimeError(

@@ -17,7 +17,6 @@ Every operation is one SQL statement, so one autocommit connection can be shared
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
@@ -30,6 +29,7 @@ from stategraph.checkpoint._util import (
     check_ids,
     checkpoint_config,
     list_args,
+    list_where,
     metadata_matches,
     thread_ns_id,
 )
@@ -41,12 +41,10 @@ from stategraph.checkpoint.base import (
     PendingWrite,
     SerializerProtocol,
     dump_channel_value,
-    get_checkpoint_metadata,
 )
 from stategraph.checkpoint.postgres._base import Plan, PostgresCore, accept_conn
 from stategraph.checkpoint.postgres._drivers import adrive_on, drive_on
-from stategraph.checkpoint.postgres._filters import filter_clauses, metadata_json
-from stategraph.constants import CONF
+from stategraph.checkpoint.postgres._filters import filter_clauses
 
 __all__ = ["ShallowPostgresSaver", "AsyncShallowPostgresSaver", "MIGRATIONS"]
 
@@ -188,64 +186,34 @@ def _write(sql: str, params: Any, result: T) -> Plan[T]:
 class _ShallowCore(PostgresCore):
     """Statements and row decoding shared by the sync and async shallow savers."""
 
-    def shallow_put_params(
-        self,
-        config: Mapping[str, Any],
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
+    @staticmethod
+    def stored_body(body: dict[str, Any]) -> Any:
+        """What is serialized of a checkpoint without its values (as it is)."""
+        return body
+
+    def values_params(
+        self, thread_id: str, ns: str, values: dict[str, Any], new_versions: ChannelVersions
     ) -> dict[str, Any]:
-        """Parameters of the put statement (values serialized here, named on failure)."""
-        thread_id, ns, _ = thread_ns_id(config, f"{type(self).__name__}.put")
-        body = dict(checkpoint)
-        values: dict[str, Any] = body.pop("channel_values")  # type: ignore[assignment]
+        """The value parameters of the put statement: one value per channel in
+        ``new_versions`` (``"empty"`` when ``values`` lacks it), kept whole."""
         channels: list[str] = []
         versions: list[str] = []
         types: list[str] = []
         blobs: list[bytes | None] = []
+        sealer = sealer_of(self.serde)
         for channel, version in new_versions.items():
             channels.append(channel)
             versions.append(str(version))
-            if channel in values:
-                vtype, vbytes = dump_channel_value(self.serde, channel, values[channel])
-                types.append(vtype)
-                blobs.append(vbytes)
-            else:
+            if channel not in values:
                 types.append("empty")
                 blobs.append(None)
-        ctype, cbytes = self.serde.dumps_typed(body)
-        stored = get_checkpoint_metadata(config, metadata)
-        mtype, mbytes = self.serde.dumps_typed(stored)
-        sealer = sealer_of(self.serde)
-        if sealer is not None:
-            cid = checkpoint["id"]
-            ctype, cbytes = sealer.seal(("c", thread_id, ns, cid), (ctype, cbytes))
-            mtype, mbytes = sealer.seal(("m", thread_id, ns, cid), (mtype, mbytes))
-            for at, (channel, version, blob) in enumerate(
-                zip(channels, versions, blobs, strict=True)
-            ):
-                if blob is not None:
-                    types[at], blobs[at] = sealer.seal(
-                        ("b", thread_id, ns, channel, version), (types[at], blob)
-                    )
-        return {
-            "thread_id": thread_id,
-            "ns": ns,
-            "checkpoint_id": checkpoint["id"],
-            "type": ctype,
-            "checkpoint": cbytes,
-            "channel_versions": json.dumps(
-                {k: str(v) for k, v in checkpoint["channel_versions"].items()}
-            ),
-            "metadata_type": mtype,
-            "metadata_blob": mbytes,
-            "metadata": metadata_json(stored),
-            "channels": channels,
-            "versions": versions,
-            "types": types,
-            "blobs": blobs,
-            "kept": list(checkpoint["channel_versions"]),
-        }
+                continue
+            typed = dump_channel_value(self.serde, channel, values[channel])
+            if sealer is not None:
+                typed = sealer.seal(("b", thread_id, ns, channel, str(version)), typed)
+            types.append(typed[0])
+            blobs.append(typed[1])
+        return {"channels": channels, "versions": versions, "types": types, "blobs": blobs}
 
     def shallow_row(self, row: Sequence[Any]) -> CheckpointTuple:
         """A tuple from a row of the select statement (no parent: history is not kept)."""
@@ -310,19 +278,15 @@ class _ShallowCore(PostgresCore):
         new_versions: ChannelVersions,
     ) -> Plan[dict[str, Any]]:
         """``put`` (values serialized here, before the plan runs)."""
-        params = self.shallow_put_params(config, checkpoint, metadata, new_versions)
+        params = self.put_params(config, checkpoint, metadata, new_versions)
+        params["kept"] = list(checkpoint["channel_versions"])
         done = checkpoint_config(params["thread_id"], params["ns"], checkpoint["id"])
         return _write(_PUT, params, done)
 
-    def put_writes_plan(
-        self,
-        config: Mapping[str, Any],
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str,
-    ) -> Plan[None] | None:
-        """``put_writes`` (``None``: nothing to save, no I/O)."""
-        params = self.put_writes_params(config, writes, task_id, task_path)
+    @staticmethod
+    def put_writes_plan(params: dict[str, Any] | None) -> Plan[None] | None:
+        """``put_writes``, given :meth:`put_writes_params` (``None``: nothing to save,
+        no I/O)."""
         return None if params is None else _write(_PUT_WRITES, params, None)
 
     @staticmethod
@@ -343,22 +307,7 @@ class _ShallowCore(PostgresCore):
     ) -> tuple[str, list[Any], dict[str, Any] | None, bool, int | None]:
         """``(sql, params, filter, exact, limit)`` for ``list``."""
         config, filter, before, limit = list_args(config, filter, before, limit)
-        conf = (config or {}).get(CONF) or {}
-        where: list[str] = []
-        params: list[Any] = []
-        if conf.get("thread_id") is not None:
-            where.append("p.thread_id = %s")
-            params.append(conf["thread_id"])
-        if "checkpoint_ns" in conf:
-            where.append("p.checkpoint_ns = %s")
-            params.append(conf["checkpoint_ns"])
-        if conf.get("checkpoint_id"):
-            where.append("p.checkpoint_id = %s")
-            params.append(conf["checkpoint_id"])
-        before_id = ((before or {}).get(CONF) or {}).get("checkpoint_id")
-        if before_id:
-            where.append("p.checkpoint_id < %s")
-            params.append(before_id)
+        where, params = list_where(config, before, "%s", "p.")
         clauses, fparams, exact = filter_clauses(filter)
         where += [c.replace("metadata @>", "p.metadata @>") for c in clauses]
         params += fparams
@@ -481,7 +430,7 @@ class ShallowPostgresSaver(_ShallowCore):
         task_path: str = "",
     ) -> None:
         """Save a task's pending writes against the current checkpoint."""
-        plan = self.put_writes_plan(config, writes, task_id, task_path)
+        plan = self.put_writes_plan(self.put_writes_params(config, writes, task_id, task_path))
         if plan is not None:
             self._run_plan(plan)
 
@@ -575,7 +524,7 @@ class AsyncShallowPostgresSaver(_ShallowCore):
         task_path: str = "",
     ) -> None:
         """Save a task's pending writes against the current checkpoint."""
-        plan = self.put_writes_plan(config, writes, task_id, task_path)
+        plan = self.put_writes_plan(self.put_writes_params(config, writes, task_id, task_path))
         if plan is not None:
             await self._run_plan(plan)
 

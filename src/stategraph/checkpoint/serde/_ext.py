@@ -20,7 +20,7 @@ from __future__ import annotations
 import collections
 import pathlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import ormsgpack
@@ -144,28 +144,21 @@ def prewalk(obj: Any) -> Any:
         for key in obj:
             if type(key) is not str:
                 return PairsDict(obj)
-        new_dict: dict[Any, Any] | None = None
-        for key, value in obj.items():
-            vt = type(value)
-            if vt is dict or vt is list:
-                new = prewalk(value)
-                if new is not value:
-                    if new_dict is None:
-                        new_dict = dict(obj)
-                    new_dict[key] = new
-        return obj if new_dict is None else new_dict
-    if tp is list:
-        new_list: list[Any] | None = None
-        for index, item in enumerate(obj):
-            it = type(item)
-            if it is dict or it is list:
-                new = prewalk(item)
-                if new is not item:
-                    if new_list is None:
-                        new_list = list(obj)
-                    new_list[index] = new
-        return obj if new_list is None else new_list
-    return obj
+        entries: Iterable[tuple[Any, Any]] = obj.items()
+    elif tp is list:
+        entries = enumerate(obj)
+    else:
+        return obj
+    copy: Any = None
+    for key, value in entries:
+        vt = type(value)
+        if vt is dict or vt is list:
+            new = prewalk(value)
+            if new is not value:
+                if copy is None:
+                    copy = tp(obj)
+                copy[key] = new
+    return obj if copy is None else copy
 
 
 def flat_pairs(mapping: Any) -> list[Any]:

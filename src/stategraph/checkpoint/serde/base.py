@@ -71,6 +71,18 @@ class DeserializationError(ValueError):
     """
 
 
+def typed_pair(data: Any) -> tuple[Any, Any]:
+    """``(type_tag, payload)`` of what ``loads_typed`` was given; a
+    :class:`DeserializationError` for anything that is not such a pair."""
+    try:
+        type_, payload = data
+    except (TypeError, ValueError):
+        raise DeserializationError(
+            f"Expected a (type_tag, payload) pair to load, got {type(data).__name__}."
+        ) from None
+    return type_, payload
+
+
 class UnknownTypeWarning(UserWarning):
     """A saved value named a type that is not allowed, so it was loaded as plain data."""
 

@@ -28,6 +28,7 @@ from stategraph.checkpoint.serde.base import (
     DeserializationError,
     SerializerProtocol,
     maybe_add_typed_methods,
+    typed_pair,
 )
 
 __all__ = ["CipherProtocol", "AesGcmCipher", "EncryptedSerializer", "KEY_ENV"]
@@ -190,12 +191,7 @@ class EncryptedSerializer:
 
     def loads_typed(self, data: tuple[str, bytes]) -> Any:
         """Decrypt (authenticating payload and tag), then load with the wrapped serializer."""
-        try:
-            type_, payload = data
-        except (TypeError, ValueError):
-            raise DeserializationError(
-                f"Expected a (type_tag, payload) pair to load, got {type(data).__name__}."
-            ) from None
+        type_, payload = typed_pair(data)
         if not isinstance(type_, str) or "+" not in type_:
             if not self.migration:
                 raise DeserializationError(

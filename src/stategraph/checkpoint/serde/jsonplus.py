@@ -29,6 +29,7 @@ from stategraph.checkpoint.serde.base import (
     SerializationError,
     SerializerProtocol,
     UnknownTypeWarning,
+    typed_pair,
 )
 
 __all__ = [
@@ -293,12 +294,7 @@ class JsonPlusSerializer:
         is off, or (strict mode) a class that is not allowed. Loading takes time and
         memory proportional to the payload's size.
         """
-        try:
-            type_, payload = data
-        except (TypeError, ValueError):
-            raise DeserializationError(
-                f"Expected a (type_tag, payload) pair to load, got {type(data).__name__}."
-            ) from None
+        type_, payload = typed_pair(data)
         if type_ == "msgpack" and type(payload) is bytes:
             return self._loads_msgpack(payload)
         if type_ == "null":

@@ -26,7 +26,7 @@ from typing import Any
 from stategraph.checkpoint._body_delta import Keyframes
 from stategraph.checkpoint._compact import pack_checkpoint
 from stategraph.checkpoint._ids import next_string_version
-from stategraph.checkpoint._intern import Interner, Resolver
+from stategraph.checkpoint._intern import Resolver
 from stategraph.checkpoint._list_delta import (
     DELTA_TYPE,
     ListDeltaCodec,
@@ -42,9 +42,12 @@ from stategraph.checkpoint._seal import Sealer, sealer_of
 from stategraph.checkpoint._util import (
     checkpoint_config,
     list_args,
+    list_where,
     metadata_matches,
     thread_ns_id,
+    writes_target,
 )
+from stategraph.checkpoint._values import StoredValues, delta_base
 from stategraph.checkpoint.base import (
     WRITES_IDX_MAP,
     BaseCheckpointSaver,
@@ -54,7 +57,6 @@ from stategraph.checkpoint.base import (
     CheckpointTuple,
     PendingWrite,
     SerializerProtocol,
-    dump_channel_value,
     get_checkpoint_metadata,
 )
 from stategraph.checkpoint.langgraph_import._guard import refuse_langgraph_sqlite
@@ -85,7 +87,7 @@ from stategraph.constants import CONF
 __all__ = ["SqliteSaver"]
 
 
-class SqliteSaver(SqliteUpkeep, SqliteBodies, SqlLeases, BaseCheckpointSaver[str]):
+class SqliteSaver(SqliteUpkeep, SqliteBodies, SqlLeases, StoredValues, BaseCheckpointSaver[str]):
     """Checkpoint saver backed by SQLite (a file, or ``":memory:"``).
 
     ``SqliteSaver(conn)`` uses a connection you opened; to use it from several threads
@@ -128,8 +130,7 @@ class SqliteSaver(SqliteUpkeep, SqliteBodies, SqlLeases, BaseCheckpointSaver[str
         super().__init__(serde=serde)
         self.ttl = check_ttl(ttl, type(self).__name__)
         self._sweeper: Sweeper | None = None
-        self.delta: ListDeltaCodec | None = ListDeltaCodec(self.serde) if delta_storage else None
-        self.interner: Interner | None = Interner(self) if intern_items else None
+        self._init_values(delta_storage, intern_items)
         self.conn = conn
         self.lock = threading.RLock()
         self.is_setup = False
@@ -376,13 +377,6 @@ class SqliteSaver(SqliteUpkeep, SqliteBodies, SqlLeases, BaseCheckpointSaver[str
 
         return Resolver(self.serde, thread_id, fetch)
 
-    def _dump(self, channel: str, value: Any, items: dict[bytes, tuple[str, bytes]]) -> Any:
-        """Serialize a value or write, interning its large list elements into
-        ``items`` when interning is on."""
-        if self.interner is None:
-            return dump_channel_value(self.serde, channel, value)
-        return self.interner.dump(channel, value, items)
-
     def _prefetch_chain(
         self,
         conn: sqlite3.Connection,
@@ -466,22 +460,7 @@ class SqliteSaver(SqliteUpkeep, SqliteBodies, SqlLeases, BaseCheckpointSaver[str
         config, filter, before, limit = list_args(config, filter, before, limit)
         if limit is not None and limit <= 0:
             return
-        conf = (config or {}).get(CONF) or {}
-        where: list[str] = []
-        params: list[Any] = []
-        if conf.get("thread_id") is not None:
-            where.append("thread_id = ?")
-            params.append(str(conf["thread_id"]))
-        if "checkpoint_ns" in conf:
-            where.append("checkpoint_ns = ?")
-            params.append(conf["checkpoint_ns"] or "")
-        if conf.get("checkpoint_id"):
-            where.append("checkpoint_id = ?")
-            params.append(conf["checkpoint_id"])
-        before_id = ((before or {}).get(CONF) or {}).get("checkpoint_id")
-        if before_id:
-            where.append("checkpoint_id < ?")
-            params.append(before_id)
+        where, params = list_where(config, before, "?")
         if not self.is_setup:
             self.setup()
         fwhere, fparams, exact = filter_clauses(filter, self._json)
@@ -545,28 +524,17 @@ class SqliteSaver(SqliteUpkeep, SqliteBodies, SqlLeases, BaseCheckpointSaver[str
         items: dict[bytes, tuple[str, bytes]] = {}
         codec = self.delta
         pending: list[tuple[int, Pending]] = []  # (row index, entry to commit)
-        if codec is not None:
-            codec.serde = self.serde
         for channel, version in new_versions.items():
             if channel not in values:
                 blob_rows.append((thread_id, ns, channel, str(version), _EMPTY, None, None))
                 continue
-            entry: Pending | None = None
-            if codec is None:
-                vtype, vbytes = self._dump(channel, values[channel], items)
-            else:
-                (vtype, vbytes), entry = codec.encode(
-                    (thread_id, ns, channel),
-                    str(version),
-                    values[channel],
-                    lambda v, _c=channel: self._dump(_c, v, items),  # type: ignore[misc]
-                )
-                if entry is not None:
-                    pending.append((len(blob_rows), entry))
-            base = None
-            if vtype == DELTA_TYPE and entry is not None and entry.base is not None:
-                base = str(entry.base)
-            blob_rows.append((thread_id, ns, channel, str(version), vtype, vbytes, base))
+            typed, entry = self._encode(
+                (thread_id, ns, channel), str(version), values[channel], items
+            )
+            if entry is not None:
+                pending.append((len(blob_rows), entry))
+            base = delta_base(typed, entry)
+            blob_rows.append((thread_id, ns, channel, str(version), typed[0], typed[1], base))
         key = (thread_id, ns)
         change = self.keyframes.encode(key, parent_id, body)
         body_base = None if change is None else self.keyframes.keyframe_of(key)
@@ -656,13 +624,7 @@ class SqliteSaver(SqliteUpkeep, SqliteBodies, SqlLeases, BaseCheckpointSaver[str
     ) -> None:
         """Save task ``task_id``'s writes against ``config``'s checkpoint in one
         transaction: special channels replace, regular writes are kept only if absent."""
-        name = f"{type(self).__name__}.put_writes"
-        thread_id, ns, checkpoint_id = thread_ns_id(config, name)
-        if checkpoint_id is None:
-            raise ValueError(
-                f"{name} needs config['configurable']['checkpoint_id']: the id of the "
-                "checkpoint the writes belong to."
-            )
+        thread_id, ns, checkpoint_id = writes_target(config, f"{type(self).__name__}.put_writes")
         items: dict[bytes, tuple[str, bytes]] = {}
         prepared = [
             (

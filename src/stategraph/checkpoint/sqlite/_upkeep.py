@@ -23,6 +23,7 @@ from stategraph.checkpoint._retention import (
     check_prune_args,
     close_over_deltas,
     keep_latest,
+    keep_without_runs,
     partition,
 )
 from stategraph.checkpoint._seal import Sealer, referenced, sealer_of, stored_base
@@ -37,7 +38,6 @@ from stategraph.checkpoint.sqlite._statements import (
     _TOUCH,
     _WRITE_COLUMNS,
 )
-from stategraph.constants import CONF
 
 __all__ = ["SqliteUpkeep"]
 
@@ -153,17 +153,9 @@ class SqliteUpkeep:
             threads = [r[0] for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")]
             for tid in threads:
                 tuples = self._thread_tuples(conn, tid)
-                nodes = {
-                    (t.config[CONF]["checkpoint_ns"], t.config[CONF]["checkpoint_id"]): t
-                    for t in tuples
-                }
-                drop = {
-                    node
-                    for node, t in nodes.items()
-                    if str((t.metadata or {}).get("run_id")) in wanted
-                }
-                if drop:
-                    self._retain(conn, tid, close_over_deltas(tuples, set(nodes) - drop), tuples)
+                keep = keep_without_runs(tuples, wanted)
+                if keep is not None:
+                    self._retain(conn, tid, keep, tuples)
                     touched.append(tid)
         if self.delta is not None:
             for tid in touched:
