@@ -31,11 +31,11 @@ class TaskContext:
         "_config",
         "_runtime",
         "attempt",
+        "call",
         "checkpoint_ns",
         "first_attempt_time",
         "make_config",
         "make_runtime",
-        "parent",
         "run",
         "scopes",
         "scratchpad",
@@ -75,6 +75,9 @@ class TaskContext:
         self.task_id = task_id
         self.stream_writer = stream_writer
         self.run = run
+        self.call: tuple[str, str] | None = None
+        """For a ``@task`` call: its call id and task name (graphs run inside it nest
+        under the call, not under the task that made it); ``None`` for a node."""
         # how many graphs this attempt of the task has started (see next_subgraph_index)
         self.subgraph_calls = 0
         self.scopes: list[Callable[[TaskContext], Callable[[], None] | None]] = []

@@ -138,7 +138,7 @@ def _call_context(ctx: TaskContext, call_id: str, name: str) -> TaskContext:
         if out:
             parent_send(out)
 
-    return TaskContext(
+    call_ctx = TaskContext(
         make_config=_call_config(ctx, call_id, name),
         runtime=ctx.runtime,
         scratchpad=call_pad,
@@ -149,6 +149,10 @@ def _call_context(ctx: TaskContext, call_id: str, name: str) -> TaskContext:
         stream_writer=ctx.stream_writer,
         run=ctx.run,
     )
+    # graphs run inside the call nest under it; as in LangGraph, their count goes on
+    # across retried attempts of the call (a retry's graph gets the next number)
+    call_ctx.call = (call_id, name)
+    return call_ctx
 
 
 def _call_config(ctx: TaskContext, call_id: str, name: str) -> Callable[[], dict[str, Any]]:

@@ -215,9 +215,13 @@ class CallbackObserver(RunObserver):
     # ----------------------------------------------------------------- runs
     def run_started(self, run: RunContext) -> Any:
         parent = None
-        if run.parent_run is not None and run.parent_task is not None:
-            parent = self._tasks.get((id(run.parent_run), run.parent_task.id)) or self._runs.get(
-                id(run.parent_run)
+        parent_run, parent_task = run.parent_run, run.parent_task
+        if parent_run is not None and parent_task is not None:
+            call = run.parent_call
+            parent = (
+                (None if call is None else self.call_run(parent_run, parent_task, call))
+                or self._tasks.get((id(parent_run), parent_task.id))
+                or self._runs.get(id(parent_run))
             )
         config = run.config
         if parent is not None:
@@ -233,9 +237,9 @@ class CallbackObserver(RunObserver):
             metadata["checkpoint_ns"] = run.ns
         metadata["ls_integration"] = "langgraph"
         tags = list(inheritable)
-        task = run.parent_task
-        if task is not None and task.node.proc is run.graph:
-            # the subgraph is the node itself: LangGraph's first step of the node
+        if parent_task is not None:
+            # the subgraph is the node itself, or is run by the node's (or a @task
+            # call's) function: either way LangGraph's first step of the node (call)
             tags.insert(0, "seq:step:1")
         run_id = config.get("run_id") if not run.nested else None
         span = ChainRun(
@@ -371,6 +375,10 @@ class CallbackObserver(RunObserver):
 
     def task_finished(self, run: RunContext, task: Task, output: Any) -> Any:
         span = self._pop(self._tasks, (id(run), task.id))
+        if span is not None and run.driven_sync:
+            # LangGraph streams a node's output (on_chain_stream) only when the node's
+            # graph runs async (astream); a graph run with invoke/stream just ends it
+            return self._end(span, output, task.node.trace_policy)
         return self._finish(span, output, task.node.trace_policy)
 
     def task_failed(self, run: RunContext, task: Task, error: BaseException, retrying: bool) -> Any:

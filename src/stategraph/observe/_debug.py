@@ -128,8 +128,9 @@ def checkpoint_config(run: RunContext, checkpoint_id: str) -> dict[str, Any]:
     A subgraph's config also maps each enclosing namespace to the checkpoint it ran
     from (``checkpoint_map``), so the config can replay the whole stack.
     """
+    thread = run.thread_id
     conf: dict[str, Any] = {
-        "thread_id": run.thread_id,
+        "thread_id": thread if thread is None or isinstance(thread, str) else str(thread),
         "checkpoint_ns": run.ns,
         "checkpoint_id": checkpoint_id,
     }

@@ -195,6 +195,15 @@ class RunRecord(Protocol):
         """The task of :attr:`parent_run` this run executes in."""
 
     @property
+    def parent_call(self) -> str | None:
+        """The id of the ``@task`` call of :attr:`parent_task` this run executes in
+        (``None`` when the task's own code runs it)."""
+
+    @property
+    def driven_sync(self) -> bool:
+        """Whether the run is driven by ``invoke``/``stream`` (not their async twins)."""
+
+    @property
     def loop(self) -> LoopRecord:
         """The loop driving the run."""
 

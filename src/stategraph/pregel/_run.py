@@ -86,6 +86,7 @@ class RunContext:
         "config",
         "configurable",
         "control",
+        "driven_sync",
         "durability",
         "graph",
         "guard",
@@ -101,6 +102,7 @@ class RunContext:
         "ns",
         "observers",
         "output_keys",
+        "parent_call",
         "parent_ids",
         "parent_run",
         "parent_task",
@@ -198,6 +200,11 @@ class RunContext:
         # for a nested run (a subgraph): the run and the task it runs in
         self.parent_run: RunContext | None = None
         self.parent_task: Task | None = None
+        # for a graph run inside a @task call of parent_task: that call's id
+        self.parent_call: str | None = None
+        # driven by the sync shell (invoke/stream): its nodes' outputs are not streamed
+        # to astream_events, as LangGraph streams them only in async runs
+        self.driven_sync = False
         # shared with nested runs: how their subgraphs find state to replay from
         self.replay = replay
         # a subgraph compiled with checkpointer=True: its namespace has no task ids and

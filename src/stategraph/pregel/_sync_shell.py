@@ -260,6 +260,7 @@ def drive_sync(loop: Loop, chunks: queue.SimpleQueue[Any] | None) -> Generator[A
 
 
 def _drive_sync(loop: Loop, chunks: queue.SimpleQueue[Any] | None, guard: Any) -> Iterator[Any]:
+    loop.run.driven_sync = True
     gen = loop.drive()
     saver = _Saver(loop.saver, guard.token_for(loop.saver) if guard is not None else None)
     pool = StepPool()

@@ -121,8 +121,11 @@ class LoopFields:
 
     def _base_configurable(self) -> dict[str, Any]:
         run = self.run
-        conf = {"thread_id": run.thread_id, "checkpoint_ns": run.ns}
-        return conf
+        thread = run.thread_id
+        if thread is not None and not isinstance(thread, str):
+            # as a saver names it (and LangGraph's checkpoint payloads): a UUID as text
+            thread = str(thread)
+        return {"thread_id": thread, "checkpoint_ns": run.ns}
 
 
 def _delta_keys(graph: Any) -> tuple[frozenset[str], tuple[str, ...]]:

@@ -29,6 +29,7 @@ from stategraph.pregel._task import ResumeState, Task
 from stategraph.runtime import DEFAULT_RUNTIME, RunControl, Runtime
 
 if TYPE_CHECKING:
+    from stategraph._context import TaskContext
     from stategraph.observe._typed_output import V2Parts
     from stategraph.pregel._loop.drive import Loop
     from stategraph.pregel.main import Pregel
@@ -111,7 +112,9 @@ class RunSetupMixin(PregelBase):
                 saver = parent_run.checkpointer
             else:
                 saver = own
-            ns = subgraph_namespace(parent_task.ns, parent.next_subgraph_index(), own is True)
+            ns = subgraph_namespace(
+                _caller_namespace(parent, parent_task), parent.next_subgraph_index(), own is True
+            )
             replay = parent_run.replay
         else:
             if own is True:
@@ -217,6 +220,8 @@ class RunSetupMixin(PregelBase):
             run.resume_unfinished = parent_task.resume_unfinished
         run.parent_run = parent_run
         run.parent_task = parent_task
+        if parent is not None and parent.call is not None:
+            run.parent_call = parent.call[0]
         if parent_run is not None:
             run.guard = parent_run.guard
         elif saver is not None:
@@ -312,6 +317,18 @@ def subgraph_namespace(task_ns: str, index: int, stateful: bool) -> str:
     """
     ns = task_ns if index == 0 else f"{task_ns}{NS_SEP}{index}"
     return strip_task_ids(ns) if stateful else ns
+
+
+def _caller_namespace(ctx: TaskContext, task: Task) -> str:
+    """The namespace the graphs run by ``ctx`` nest in: the task's, or for a ``@task``
+    call, the call's own level under it (``<task ns>|<name>:<call task id>``), as
+    LangGraph gives it."""
+    if ctx.call is None:
+        return task.ns
+    from stategraph.observe._protocol import call_namespace
+
+    call_id, name = ctx.call
+    return call_namespace(task.ns, call_id, name)
 
 
 def _entry_point(conf: dict[str, Any]) -> tuple[dict[str, Any], ReplayPlan | None]:
