@@ -2,7 +2,8 @@
 
 Tables (see ``_schema.py``): ``checkpoints`` (one row per checkpoint, without channel
 values), ``blobs`` (channel values, once per ``(channel, version)``: an unchanged
-channel is never stored again), ``writes`` (pending writes) and ``schema_migrations``.
+channel is never stored again, an empty one not at all), ``writes`` (pending writes),
+``items`` (interned list elements) and ``schema_migrations``.
 
 Concurrency: one connection guarded by a re-entrant lock serves every thread of the
 process. That is what ``SqliteSaver(conn)`` can offer for any connection it is given
@@ -526,8 +527,7 @@ class SqliteSaver(SqliteUpkeep, SqliteBodies, SqlLeases, StoredValues, BaseCheck
         pending: list[tuple[int, Pending]] = []  # (row index, entry to commit)
         for channel, version in new_versions.items():
             if channel not in values:
-                blob_rows.append((thread_id, ns, channel, str(version), _EMPTY, None, None))
-                continue
+                continue  # an empty channel: no row (a missing row reads as empty)
             typed, entry = self._encode(
                 (thread_id, ns, channel), str(version), values[channel], items
             )
