@@ -84,7 +84,7 @@ async def open_storage(
     folder = Path(data_dir or ".stategraph")
     folder.mkdir(parents=True, exist_ok=True)
     from stategraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-    from stategraph.store.sqlite_aio import AsyncSqliteStore
+    from stategraph.store.sqlite.aio import AsyncSqliteStore
 
     conn = sqlite3.connect(
         str(folder / "checkpoints.sqlite"), check_same_thread=False, isolation_level=None
