@@ -25,9 +25,6 @@ class AnyValue(Generic[Value], _ValueChannel[Value, Value, Value]):
     def update(self, values: Sequence[Value]) -> bool:
         """Keep the last write of the step, or clear the value if nothing was written."""
         if not values:
-            if self.value is MISSING:
-                return False
-            self.value = MISSING
-            return True
+            return self._clear()
         self.value = values[-1]
         return True
