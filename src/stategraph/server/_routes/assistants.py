@@ -113,9 +113,9 @@ async def delete(request: Request) -> Response:
     return Response(status_code=204)
 
 
-async def search(request: Request) -> Response:
+async def _found(request: Request, body: dict[str, Any], **order: Any) -> list[dict[str, Any]]:
+    """Every assistant the search ``body`` matches and the caller may see."""
     ctx = ctx_of(request)
-    body = await body_of(request)
     filters = await authorize(request, "assistants", "search", body)
     found, _ = await ctx.records.read(
         assistants.search(
@@ -123,12 +123,16 @@ async def search(request: Request) -> Response:
             name=body.get("name"),
             metadata=body.get("metadata"),
             limit=10**9,
-            offset=0,
-            sort_by=body.get("sort_by"),
-            sort_order=body.get("sort_order"),
+            **order,
         )
     )
-    found = [a for a in found if matches_filter(a["metadata"], filters)]
+    return [a for a in found if matches_filter(a["metadata"], filters)]
+
+
+async def search(request: Request) -> Response:
+    body = await body_of(request)
+    sort = {"sort_by": body.get("sort_by"), "sort_order": body.get("sort_order")}
+    found = await _found(request, body, offset=0, **sort)
     limit = int_arg(body.get("limit"), "limit", 10, low=1)
     offset = int_arg(body.get("offset"), "offset", 0, high=10**9)
     page = found[offset : offset + limit]
@@ -142,18 +146,7 @@ async def search(request: Request) -> Response:
 
 
 async def count(request: Request) -> Response:
-    ctx = ctx_of(request)
-    body = await body_of(request)
-    filters = await authorize(request, "assistants", "search", body)
-    found, _ = await ctx.records.read(
-        assistants.search(
-            graph_id=body.get("graph_id"),
-            name=body.get("name"),
-            metadata=body.get("metadata"),
-            limit=10**9,
-        )
-    )
-    return JsonResponse(len([a for a in found if matches_filter(a["metadata"], filters)]))
+    return JsonResponse(len(await _found(request, await body_of(request))))
 
 
 async def versions(request: Request) -> Response:
