@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Generic
 
-from stategraph.channels.base import MISSING, Value, _ValueChannel
+from stategraph.channels.base import Value, _ValueChannel
 from stategraph.errors import InvalidUpdateError
 
 __all__ = ["EphemeralValue"]
