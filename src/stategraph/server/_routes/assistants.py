@@ -12,6 +12,7 @@ from starlette.routing import Route
 from stategraph.server._context import ApiError
 from stategraph.server._http import JsonResponse, authorize, body_of, ctx_of, flag, int_arg
 from stategraph.server._records import assistants
+from stategraph.server._routes._common import page_headers, selected
 from stategraph.server.auth import matches_filter
 
 __all__ = ["routes"]
@@ -135,14 +136,8 @@ async def search(request: Request) -> Response:
     found = await _found(request, body, offset=0, **sort)
     limit = int_arg(body.get("limit"), "limit", 10, low=1)
     offset = int_arg(body.get("offset"), "offset", 0, high=10**9)
-    page = found[offset : offset + limit]
-    select = body.get("select")
-    if select:
-        page = [{k: a[k] for k in select if k in a} for a in page]
-    headers = {"x-pagination-total": str(len(found))}
-    if offset + limit < len(found):
-        headers["x-pagination-next"] = str(offset + limit)
-    return JsonResponse(page, headers=headers)
+    page = selected(found[offset : offset + limit], body)
+    return JsonResponse(page, headers=page_headers(len(found), offset, limit))
 
 
 async def count(request: Request) -> Response:
