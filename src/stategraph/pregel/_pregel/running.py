@@ -73,6 +73,9 @@ class RunMixin(RunSetupMixin):
         gen = drive_sync(loop, chunks)
         try:
             for ns, mode, payload in gen:
+                if shape is None:
+                    yield payload
+                    continue
                 chunk = shape(ns, mode, payload)
                 if chunk is not _SKIP:
                     yield chunk
@@ -263,6 +266,9 @@ class RunMixin(RunSetupMixin):
         agen = drive_async(loop, chunks)
         try:
             async for ns, mode, payload in agen:
+                if shape is None:
+                    yield payload
+                    continue
                 chunk = shape(ns, mode, payload)
                 if chunk is not _SKIP:
                     yield chunk
@@ -439,9 +445,10 @@ class RunMixin(RunSetupMixin):
         print_mode: Any,
         multitask_strategy: str | None,
         kwargs: Mapping[str, Any],
-    ) -> tuple[Loop, _ChunkShaper]:
+    ) -> tuple[Loop, _ChunkShaper | None]:
         """The run of a ``stream()``/``astream()`` call, streaming into ``sink``, and the
-        shaper of the chunks it yields (both methods are shells around this)."""
+        shaper of the chunks it yields (``None`` when each chunk is yielded as its
+        payload); both methods are shells around this."""
         from stategraph.observe._printing import print_modes
 
         if kwargs:
@@ -464,6 +471,8 @@ class RunMixin(RunSetupMixin):
             control=control,
             multitask_strategy=multitask_strategy,
         )
+        if version != "v2" and single and not subgraphs and not printed:
+            return loop, None  # the common case: each chunk is its payload, as it comes
         v2 = self._v2_parts() if version == "v2" else None
         return loop, _chunk_shaper(modes, printed, single, subgraphs, v2)
 
