@@ -10,18 +10,9 @@ from typing import Any, Literal, Union
 
 from typing_extensions import TypedDict
 
-from stategraph.types import Interrupt
+from stategraph.types import _STREAM_PARTS, Interrupt
 
-__all__ = [
-    "ValuesStreamPart",
-    "UpdatesStreamPart",
-    "CustomStreamPart",
-    "MessagesStreamPart",
-    "TasksStreamPart",
-    "CheckpointStreamPart",
-    "DebugStreamPart",
-    "StreamPart",
-]
+__all__ = list(_STREAM_PARTS)
 
 
 class ValuesStreamPart(TypedDict):

@@ -75,6 +75,8 @@ __all__ = [
     "StreamPart",
     "interrupt",
 ]
+_STREAM_PARTS = tuple(__all__[__all__.index("ValuesStreamPart") : __all__.index("interrupt")])
+"""The names :mod:`stategraph._stream_parts` defines (the typed chunks of ``version="v2"``)."""
 
 N = TypeVar("N", covariant=True)
 T = TypeVar("T")
@@ -425,19 +427,7 @@ def interrupt(value: Any, *, response_schema: dict[str, Any] | type | None = Non
 _LAZY = dict.fromkeys(
     ("StateSnapshot", "StateUpdate", "PregelTask", "PregelExecutableTask", "GraphOutput"),
     "stategraph._state_types",
-) | dict.fromkeys(
-    (
-        "ValuesStreamPart",
-        "UpdatesStreamPart",
-        "CustomStreamPart",
-        "MessagesStreamPart",
-        "TasksStreamPart",
-        "CheckpointStreamPart",
-        "DebugStreamPart",
-        "StreamPart",
-    ),
-    "stategraph._stream_parts",
-)
+) | dict.fromkeys(_STREAM_PARTS, "stategraph._stream_parts")
 
 
 def __getattr__(name: str) -> Any:

@@ -9,7 +9,7 @@ from typing import Any
 from stategraph.store.base import BaseStore
 from stategraph.store.memory import InMemoryStore
 from stategraph.store.sqlite import SqliteStore
-from stategraph.store.sqlite_aio import AsyncSqliteStore
+from stategraph.store.sqlite.aio import AsyncSqliteStore
 
 SYNC_KINDS = ["memory", "sqlite_file", "sqlite_memory"]
 ALL_KINDS = [*SYNC_KINDS, "async_sqlite"]

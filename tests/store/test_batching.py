@@ -11,7 +11,7 @@ import pytest
 from stategraph.store._batch import AsyncBatchedBaseStore
 from stategraph.store.base import InvalidNamespaceError, Op, PutOp, Result
 from stategraph.store.memory import InMemoryStore
-from stategraph.store.sqlite_aio import AsyncSqliteStore
+from stategraph.store.sqlite.aio import AsyncSqliteStore
 
 
 class CountingStore(AsyncBatchedBaseStore):

@@ -9,7 +9,7 @@ import pytest
 
 from stategraph.store._sqlite_filter import sql_prefilter
 from stategraph.store.sqlite import MIGRATIONS, SqliteStore
-from stategraph.store.sqlite_aio import AsyncSqliteStore
+from stategraph.store.sqlite.aio import AsyncSqliteStore
 
 from .helpers import Clock, letters_index
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Generic
 
-from stategraph.channels.base import MISSING, Value, _ValueChannel
+from stategraph.channels.base import Value, _ValueChannel
 
 __all__ = ["AnyValue"]
 
@@ -25,9 +25,6 @@ class AnyValue(Generic[Value], _ValueChannel[Value, Value, Value]):
     def update(self, values: Sequence[Value]) -> bool:
         """Keep the last write of the step, or clear the value if nothing was written."""
         if not values:
-            if self.value is MISSING:
-                return False
-            self.value = MISSING
-            return True
+            return self._clear()
         self.value = values[-1]
         return True

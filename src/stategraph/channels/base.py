@@ -199,3 +199,11 @@ class _ValueChannel(BaseChannel[Value, Update, Checkpoint]):
     def checkpoint(self) -> Any:
         """Return the value, or ``MISSING`` when empty."""
         return self.value
+
+    def _clear(self) -> bool:
+        """Empty the channel (a step that wrote nothing to a per-step channel); return
+        True if that changed anything."""
+        if self.value is MISSING:
+            return False
+        self.value = MISSING
+        return True

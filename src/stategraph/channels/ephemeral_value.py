@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Generic
 
-from stategraph.channels.base import MISSING, Value, _ValueChannel
+from stategraph.channels.base import Value, _ValueChannel
 from stategraph.errors import InvalidUpdateError
 
 __all__ = ["EphemeralValue"]
@@ -49,10 +49,7 @@ class EphemeralValue(Generic[Value], _GuardedValue[Value]):
     def update(self, values: Sequence[Value]) -> bool:
         """Replace the value with this step's write, or clear it if nothing was written."""
         if not values:
-            if self.value is MISSING:
-                return False
-            self.value = MISSING
-            return True
+            return self._clear()
         if self.guard and len(values) != 1:
             raise guard_error("EphemeralValue", self.key)
         self.value = values[-1]

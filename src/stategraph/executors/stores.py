@@ -79,7 +79,7 @@ class StoreHandle:
 
     def _open(self) -> BaseStore:
         if self.kind == "sqlite-async":
-            from stategraph.store.sqlite_aio import AsyncSqliteStore
+            from stategraph.store.sqlite.aio import AsyncSqliteStore
 
             return AsyncSqliteStore(self.path, index=self.index, ttl=self.ttl)
         from stategraph.store.sqlite import SqliteStore
@@ -100,7 +100,7 @@ def store_handle(store: BaseStore | None, where: str) -> StoreHandle | None:
     if store is None:
         return None
     from stategraph.store.sqlite import SqliteStore
-    from stategraph.store.sqlite_aio import AsyncSqliteStore
+    from stategraph.store.sqlite.aio import AsyncSqliteStore
 
     kind = ""
     conn = None

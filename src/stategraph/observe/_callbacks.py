@@ -202,15 +202,33 @@ class CallbackObserver(RunObserver):
         second = handle_event(self.tracers, "on_chain_end", "ignore_chain", recorded, **kwargs)
         return _both(first, second)
 
-    def _error(self, span: ChainRun, error: BaseException) -> Any:
-        return self._emit(
-            "on_chain_error",
-            "ignore_chain",
-            error,
+    def _on_span(
+        self, span: ChainRun, event: str, ignore: str | None, *args: Any, **kwargs: Any
+    ) -> Any:
+        """Call ``event`` on the handlers for ``span`` (its ids and tags, plus ``kwargs``)."""
+        return handle_event(
+            self.handlers,
+            event,
+            ignore,
+            *args,
             run_id=span.run_id,
             parent_run_id=span.parent_run_id,
             tags=span.tags,
+            **kwargs,
         )
+
+    def _on_popped(self, key: Any, event: str, ignore: str | None, arg: Any, named: bool) -> Any:
+        """End the child run under ``key`` (if it is still open) with ``event``; a
+        ``named`` event also carries the run's name."""
+        span = self._pop(self._children, key)
+        if span is None:
+            return None
+        if named:
+            return self._on_span(span, event, ignore, arg, name=span.name)
+        return self._on_span(span, event, ignore, arg)
+
+    def _error(self, span: ChainRun, error: BaseException) -> Any:
+        return self._on_span(span, "on_chain_error", "ignore_chain", error)
 
     # ----------------------------------------------------------------- runs
     def run_started(self, run: RunContext) -> Any:
@@ -360,14 +378,7 @@ class CallbackObserver(RunObserver):
         # a task or @task call: its output is streamed, then the run ends
         if span is None:
             return None
-        streamed = self._emit(
-            "on_chain_stream",
-            "ignore_chain",
-            output,
-            run_id=span.run_id,
-            parent_run_id=span.parent_run_id,
-            tags=span.tags,
-        )
+        streamed = self._on_span(span, "on_chain_stream", "ignore_chain", output)
         return _both(streamed, self._end(span, output, policy))
 
     def _fail(self, span: ChainRun | None, error: BaseException) -> Any:
@@ -459,14 +470,12 @@ class CallbackObserver(RunObserver):
         # checkpoint namespace into its metadata (unless a subgraph's is there already)
         metadata = dict(span.metadata)
         metadata.setdefault("checkpoint_ns", task.ns)
-        return self._emit(
+        return self._on_span(
+            span,
             "on_tool_start",
             None,
             {"name": name},
             str(args),
-            run_id=span.run_id,
-            parent_run_id=span.parent_run_id,
-            tags=span.tags,
             metadata=metadata,
             name=name,
             inputs=args,
@@ -476,36 +485,14 @@ class CallbackObserver(RunObserver):
     def tool_finished(
         self, run: RunContext, task: Task, call: Mapping[str, Any], output: Any
     ) -> Any:
-        with self._lock:
-            span = self._children.pop(self._tool_key(run, task, call), None)
-        if span is None:
-            return None
-        return self._emit(
-            "on_tool_end",
-            None,
-            output,
-            run_id=span.run_id,
-            parent_run_id=span.parent_run_id,
-            tags=span.tags,
-            name=span.name,
-        )
+        key = self._tool_key(run, task, call)
+        return self._on_popped(key, "on_tool_end", None, output, named=True)
 
     def tool_failed(
         self, run: RunContext, task: Task, call: Mapping[str, Any], error: BaseException
     ) -> Any:
-        with self._lock:
-            span = self._children.pop(self._tool_key(run, task, call), None)
-        if span is None:
-            return None
-        return self._emit(
-            "on_tool_error",
-            None,
-            error,
-            run_id=span.run_id,
-            parent_run_id=span.parent_run_id,
-            tags=span.tags,
-            name=span.name,
-        )
+        key = self._tool_key(run, task, call)
+        return self._on_popped(key, "on_tool_error", None, error, named=True)
 
     # ----------------------------------------------------------------- chat models
     def _model_key(self, run: RunContext, task: Task, call: Any) -> tuple[int, str, int]:
@@ -529,14 +516,12 @@ class CallbackObserver(RunObserver):
         )
         with self._lock:
             self._children[self._model_key(run, task, call)] = span
-        return self._emit(
+        return self._on_span(
+            span,
             "on_chat_model_start",
             "ignore_chat_model",
             {"name": call.name},
             [list(call.messages)],
-            run_id=span.run_id,
-            parent_run_id=span.parent_run_id,
-            tags=span.tags,
             metadata=span.metadata,
             name=span.name,
         )
@@ -546,43 +531,18 @@ class CallbackObserver(RunObserver):
         if span is None:
             return None
         content = getattr(chunk, "content", "")
-        return self._emit(
-            "on_llm_new_token",
-            "ignore_llm",
-            content if isinstance(content, str) else "",
-            chunk=_generation(chunk, chunk=True),
-            run_id=span.run_id,
-            parent_run_id=span.parent_run_id,
-            tags=span.tags,
+        token = content if isinstance(content, str) else ""
+        return self._on_span(
+            span, "on_llm_new_token", "ignore_llm", token, chunk=_generation(chunk, chunk=True)
         )
 
     def model_finished(self, run: RunContext, task: Task, call: Any, message: Any) -> Any:
-        with self._lock:
-            span = self._children.pop(self._model_key(run, task, call), None)
-        if span is None:
-            return None
-        return self._emit(
-            "on_llm_end",
-            "ignore_llm",
-            _llm_result(message),
-            run_id=span.run_id,
-            parent_run_id=span.parent_run_id,
-            tags=span.tags,
-        )
+        key = self._model_key(run, task, call)
+        return self._on_popped(key, "on_llm_end", "ignore_llm", _llm_result(message), False)
 
     def model_failed(self, run: RunContext, task: Task, call: Any, error: BaseException) -> Any:
-        with self._lock:
-            span = self._children.pop(self._model_key(run, task, call), None)
-        if span is None:
-            return None
-        return self._emit(
-            "on_llm_error",
-            "ignore_llm",
-            error,
-            run_id=span.run_id,
-            parent_run_id=span.parent_run_id,
-            tags=span.tags,
-        )
+        key = self._model_key(run, task, call)
+        return self._on_popped(key, "on_llm_error", "ignore_llm", error, False)
 
 
 class _Generation:

@@ -9,12 +9,16 @@ itself (a LangChain tool run with the node's config).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from stategraph._sync_await import resolve
 from stategraph.observe._fanout import current_run_and_task
 from stategraph.observe._protocol import ToolCallRecord
+
+if TYPE_CHECKING:
+    from stategraph.observe._fanout import Observers
+    from stategraph.observe._protocol import RunRecord, TaskRecord
 
 __all__ = ["tool_started", "tool_finished", "tool_failed", "tool_output_delta"]
 
@@ -23,67 +27,50 @@ def _record(call: Mapping[str, Any], by_library: bool) -> Mapping[str, Any]:
     return ToolCallRecord(call, True) if by_library else call
 
 
-def _call_id(call: Mapping[str, Any]) -> Any:
-    return call.get("id")
+def _report(
+    event: dict[str, Any], notify: Callable[[Observers, RunRecord, TaskRecord], Any]
+) -> None:
+    """Send ``event`` to the ``tools`` stream mode and ``notify`` the run's observers
+    (nothing outside a running graph)."""
+    current = current_run_and_task()
+    if current is None:
+        return
+    run, task = current
+    if "tools" in run.modes:
+        run.emit("tools", event)
+    if run.observers is not None:
+        resolve(notify(run.observers, run, task))
 
 
 def tool_started(call: Mapping[str, Any], *, by_library: bool = False) -> None:
     """The tool call ``{"name", "args", "id"}`` starts."""
-    current = current_run_and_task()
-    if current is None:
-        return
-    run, task = current
-    if "tools" in run.modes:
-        run.emit(
-            "tools",
-            {
-                "event": "tool-started",
-                "tool_call_id": _call_id(call),
-                "tool_name": call.get("name"),
-                "input": call.get("args"),
-            },
-        )
-    if run.observers is not None:
-        resolve(run.observers.tool_started(run, task, _record(call, by_library)))
+    event = {
+        "event": "tool-started",
+        "tool_call_id": call.get("id"),
+        "tool_name": call.get("name"),
+        "input": call.get("args"),
+    }
+    _report(event, lambda obs, run, task: obs.tool_started(run, task, _record(call, by_library)))
 
 
 def tool_output_delta(call: Mapping[str, Any], delta: Any) -> None:
     """The running tool streamed ``delta``."""
-    current = current_run_and_task()
-    if current is None:
-        return
-    run, task = current
-    if "tools" in run.modes:
-        run.emit(
-            "tools", {"event": "tool-output-delta", "tool_call_id": _call_id(call), "delta": delta}
-        )
-    if run.observers is not None:
-        resolve(run.observers.tool_output_delta(run, task, call, delta))
+    event = {"event": "tool-output-delta", "tool_call_id": call.get("id"), "delta": delta}
+    _report(event, lambda obs, run, task: obs.tool_output_delta(run, task, call, delta))
 
 
 def tool_finished(call: Mapping[str, Any], output: Any, *, by_library: bool = False) -> None:
     """The tool call produced ``output`` (its message or command)."""
-    current = current_run_and_task()
-    if current is None:
-        return
-    run, task = current
-    if "tools" in run.modes:
-        run.emit(
-            "tools", {"event": "tool-finished", "tool_call_id": _call_id(call), "output": output}
-        )
-    if run.observers is not None:
-        resolve(run.observers.tool_finished(run, task, _record(call, by_library), output))
+    event = {"event": "tool-finished", "tool_call_id": call.get("id"), "output": output}
+    _report(
+        event,
+        lambda obs, run, task: obs.tool_finished(run, task, _record(call, by_library), output),
+    )
 
 
 def tool_failed(call: Mapping[str, Any], error: BaseException, *, by_library: bool = False) -> None:
     """The tool raised ``error`` (interrupts and other control flow are not failures)."""
-    current = current_run_and_task()
-    if current is None:
-        return
-    run, task = current
-    if "tools" in run.modes:
-        run.emit(
-            "tools", {"event": "tool-error", "tool_call_id": _call_id(call), "message": str(error)}
-        )
-    if run.observers is not None:
-        resolve(run.observers.tool_failed(run, task, _record(call, by_library), error))
+    event = {"event": "tool-error", "tool_call_id": call.get("id"), "message": str(error)}
+    _report(
+        event, lambda obs, run, task: obs.tool_failed(run, task, _record(call, by_library), error)
+    )

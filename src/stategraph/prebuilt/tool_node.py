@@ -332,6 +332,28 @@ class ToolNode:
             self.messages_key,
         )
 
+    def _start(
+        self, call: ToolCall, parsed: Parsed, store: Any
+    ) -> tuple[ToolRunner, dict[str, Any]] | ToolMessage:
+        """Report the call's start; its runner and arguments (for an unknown tool, the
+        message that says so instead)."""
+        runner, args = self._prepare_call(call, parsed, store)
+        if runner is None:
+            return invalid_tool_message(call, list(self._runners))
+        tool_started(call, by_library=runner.takes_tool_call)
+        return runner, args
+
+    def _failed(self, runner: ToolRunner, call: ToolCall, exc: Exception) -> ToolMessage:
+        """Report the call's failure; the error message (or raise, as configured)."""
+        tool_failed(call, exc, by_library=runner.takes_tool_call)
+        return self._error_message(exc, call)
+
+    def _finished(self, runner: ToolRunner, call: ToolCall, result: Any, parsed: Parsed) -> Any:
+        """The call's output (a message or a command), reported as finished."""
+        output = self._finish(runner, call, result, parsed)
+        tool_finished(call, _reported(output, parsed), by_library=runner.takes_tool_call)
+        return output
+
     def _combine(self, outputs: list[Any], parsed: Parsed) -> Any:
         if parsed.bridge is not None:
             outputs = [parsed.bridge.to_langchain(o) for o in outputs]
@@ -353,21 +375,17 @@ class ToolNode:
         return checked_result(wrap(self._request(call, parsed), execute), self.name)
 
     def _execute(self, call: ToolCall, parsed: Parsed, store: Any) -> Any:
-        runner, args = self._prepare_call(call, parsed, store)
-        if runner is None:
-            return invalid_tool_message(call, list(self._runners))
-        lc = runner.takes_tool_call
-        tool_started(call, by_library=lc)
+        started = self._start(call, parsed, store)
+        if not isinstance(started, tuple):
+            return started
+        runner, args = started
         try:
             result = runner.call(args, call)
         except GraphBubbleUp:
             raise
         except Exception as exc:
-            tool_failed(call, exc, by_library=lc)
-            return self._error_message(exc, call)
-        output = self._finish(runner, call, result, parsed)
-        tool_finished(call, _reported(output, parsed), by_library=lc)
-        return output
+            return self._failed(runner, call, exc)
+        return self._finished(runner, call, result, parsed)
 
     def invoke(self, input: Any, config: Mapping[str, Any] | None = None) -> Any:
         """Run the tool calls; several calls run in parallel threads, results in call order.
@@ -425,21 +443,17 @@ class ToolNode:
         return await self._aexecute(call, parsed, store)
 
     async def _aexecute(self, call: ToolCall, parsed: Parsed, store: Any) -> Any:
-        runner, args = self._prepare_call(call, parsed, store)
-        if runner is None:
-            return invalid_tool_message(call, list(self._runners))
-        lc = runner.takes_tool_call
-        tool_started(call, by_library=lc)
+        started = self._start(call, parsed, store)
+        if not isinstance(started, tuple):
+            return started
+        runner, args = started
         try:
             result = await runner.acall(args, call)
         except GraphBubbleUp:
             raise
         except Exception as exc:
-            tool_failed(call, exc, by_library=lc)
-            return self._error_message(exc, call)
-        output = self._finish(runner, call, result, parsed)
-        tool_finished(call, _reported(output, parsed), by_library=lc)
-        return output
+            return self._failed(runner, call, exc)
+        return self._finished(runner, call, result, parsed)
 
     async def ainvoke(self, input: Any, config: Mapping[str, Any] | None = None) -> Any:
         """Run the tool calls concurrently on the running event loop, results in call order.

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stategraph.server._db import PostgresDb, SqliteDb
+from stategraph.server._db import PostgresDb, SqliteDb, async_pool
 from stategraph.server._queue import RunQueue
 from stategraph.server._records import Records
 from stategraph.server._sqlite_queue import SqliteRunQueue
@@ -84,7 +84,7 @@ async def open_storage(
     folder = Path(data_dir or ".stategraph")
     folder.mkdir(parents=True, exist_ok=True)
     from stategraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-    from stategraph.store.sqlite_aio import AsyncSqliteStore
+    from stategraph.store.sqlite.aio import AsyncSqliteStore
 
     conn = sqlite3.connect(
         str(folder / "checkpoints.sqlite"), check_same_thread=False, isolation_level=None
@@ -112,19 +112,10 @@ async def open_storage(
 async def _open_postgres(
     dsn: str, data_dir: str | Path | None, store_ttl: dict[str, Any] | None
 ) -> AsyncIterator[Storage]:
-    try:
-        from psycopg_pool import AsyncConnectionPool
+    pool = async_pool(dsn, min_size=1, max_size=20)  # psycopg is there past this line
+    from stategraph.checkpoint.postgres.aio import AsyncPostgresSaver
+    from stategraph.store.postgres.aio import AsyncPostgresStore
 
-        from stategraph.checkpoint.postgres.aio import AsyncPostgresSaver
-        from stategraph.store.postgres.aio import AsyncPostgresStore
-    except ImportError as exc:
-        raise ImportError(
-            "--postgres needs psycopg and psycopg-pool: pip install 'stategraph[server,postgres]' "
-            f"psycopg-pool ({exc})."
-        ) from exc
-    pool: Any = AsyncConnectionPool(
-        dsn, min_size=1, max_size=20, open=False, kwargs={"autocommit": True}
-    )
     await pool.open(wait=True)
     saver = AsyncPostgresSaver(pool)
     await saver.setup()

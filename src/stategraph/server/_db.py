@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-__all__ = ["Op", "Db", "SqliteDb", "PostgresDb"]
+__all__ = ["Op", "Db", "SqliteDb", "PostgresDb", "SqliteThread", "async_pool", "drive_cursor"]
 
 T = TypeVar("T")
 Statement = tuple[str, Sequence[Any]]
@@ -45,6 +45,70 @@ class Db(Protocol):
         ...
 
 
+class SqliteThread:
+    """One connection to a SQLite file of the server's own (its folder created on first
+    use; autocommit, WAL, ``synchronous=NORMAL``, a 30 s busy timeout), used only from
+    one private thread: the base of :class:`SqliteDb` and the SQLite run queue."""
+
+    def __init__(self, path: str | Path, thread_name: str) -> None:
+        self.path = str(path)
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix=thread_name)
+        self._conn: sqlite3.Connection | None = None
+
+    def _connect(self) -> sqlite3.Connection:
+        """The connection (opened on first use; call it on the private thread)."""
+        if self._conn is None:
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA busy_timeout=30000")
+            self._conn = conn
+        return self._conn
+
+    async def _on_thread(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` run on the private thread."""
+        return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
+
+    async def _close_connection(self) -> None:
+        """Close the connection on its thread, then stop the thread."""
+
+        def close() -> None:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+        await self._on_thread(close)
+        self._pool.shutdown(wait=False)
+
+
+def async_pool(dsn: str, *, min_size: int, max_size: int) -> Any:
+    """A psycopg async connection pool on ``dsn`` in autocommit, not yet open (an
+    ``ImportError`` that names the extras when psycopg or psycopg-pool is missing)."""
+    try:
+        from psycopg_pool import AsyncConnectionPool
+    except ImportError as exc:
+        raise ImportError(
+            "--postgres needs psycopg and psycopg-pool: pip install 'stategraph[server,postgres]' "
+            f"psycopg-pool ({exc})."
+        ) from exc
+    return AsyncConnectionPool(
+        dsn, min_size=min_size, max_size=max_size, open=False, kwargs={"autocommit": True}
+    )
+
+
+async def drive_cursor(cur: Any, op: Op[T]) -> T:
+    """Run ``op`` on a psycopg async cursor (``?`` placeholders become ``%s``)."""
+    try:
+        sql, params = next(op)
+        while True:
+            await cur.execute(sql.replace("?", "%s"), params)
+            rows = await cur.fetchall() if cur.description is not None else []
+            sql, params = op.send(rows)
+    except StopIteration as stop:
+        return stop.value
+
+
 def _drive(op: Op[T], execute: Any) -> T:
     try:
         sql, params = next(op)
@@ -54,25 +118,13 @@ def _drive(op: Op[T], execute: Any) -> T:
         return stop.value
 
 
-class SqliteDb:
+class SqliteDb(SqliteThread):
     """A SQLite file used from one private thread (WAL, shared with other processes)."""
 
     dialect = "sqlite"
 
     def __init__(self, path: str | Path) -> None:
-        self.path = str(path)
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="sg-records")
-        self._conn: sqlite3.Connection | None = None
-
-    def _connect(self) -> sqlite3.Connection:
-        if self._conn is None:
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("PRAGMA busy_timeout=30000")
-            self._conn = conn
-        return self._conn
+        super().__init__(path, "sg-records")
 
     def _run_sync(self, op: Op[T], write: bool) -> T:
         conn = self._connect()
@@ -87,8 +139,7 @@ class SqliteDb:
 
     async def run(self, op: Op[T], *, write: bool = True) -> T:
         """Run ``op`` on the private thread, in one transaction."""
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, self._run_sync, op, write)
+        return await self._on_thread(self._run_sync, op, write)
 
     async def setup(self, ddl: Sequence[str]) -> None:
         """Create the tables."""
@@ -101,15 +152,7 @@ class SqliteDb:
 
     async def aclose(self) -> None:
         """Close the connection."""
-        loop = asyncio.get_running_loop()
-
-        def close() -> None:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
-
-        await loop.run_in_executor(self._pool, close)
-        self._pool.shutdown(wait=False)
+        await self._close_connection()
 
 
 class PostgresDb:
@@ -118,17 +161,8 @@ class PostgresDb:
     dialect = "postgres"
 
     def __init__(self, dsn: str, *, min_size: int = 1, max_size: int = 10) -> None:
-        try:
-            from psycopg_pool import AsyncConnectionPool
-        except ImportError as exc:
-            raise ImportError(
-                "--postgres needs psycopg and psycopg-pool: pip install 'stategraph[server,postgres]' "
-                f"psycopg-pool ({exc})."
-            ) from exc
         self.dsn = dsn
-        self._pool = AsyncConnectionPool(
-            dsn, min_size=min_size, max_size=max_size, open=False, kwargs={"autocommit": True}
-        )
+        self._pool = async_pool(dsn, min_size=min_size, max_size=max_size)
         self._opened = False
 
     async def _open(self) -> None:
@@ -143,20 +177,9 @@ class PostgresDb:
         async with self._pool.connection() as conn:
             if write:
                 async with conn.transaction(), conn.cursor() as cur:
-                    return await self._drive(cur, op)
+                    return await drive_cursor(cur, op)
             async with conn.cursor() as cur:
-                return await self._drive(cur, op)
-
-    @staticmethod
-    async def _drive(cur: Any, op: Op[T]) -> T:
-        try:
-            sql, params = next(op)
-            while True:
-                await cur.execute(sql.replace("?", "%s"), params)
-                rows = await cur.fetchall() if cur.description is not None else []
-                sql, params = op.send(rows)
-        except StopIteration as stop:
-            return stop.value
+                return await drive_cursor(cur, op)
 
     async def setup(self, ddl: Sequence[str]) -> None:
         """Create the tables (serialized across processes by an advisory lock)."""

@@ -18,10 +18,10 @@ import json
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
+from stategraph.server._db import SqliteThread
 from stategraph.server._queue import (
     CANCEL_ACTIONS,
     FINAL_STATUSES,
@@ -91,34 +91,21 @@ def _run_of(row: Sequence[Any]) -> QueuedRun:
     )
 
 
-class SqliteRunQueue:
+class SqliteRunQueue(SqliteThread):
     """The durable run queue in a SQLite file (see the module docstring)."""
 
     def __init__(self, path: str | Path, *, poll: float = 0.05) -> None:
-        self.path = str(path)
+        super().__init__(path, "sg-queue")
         self.poll = poll
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="sg-queue")
-        self._conn: sqlite3.Connection | None = None
         self._event: asyncio.Event | None = None
         self._version: int | None = None
         self._closed = False
 
     # -- plumbing ---------------------------------------------------------------
-    def _connect(self) -> sqlite3.Connection:
-        if self._conn is None:
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("PRAGMA busy_timeout=30000")
-            self._conn = conn
-        return self._conn
-
     async def _call(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         if self._closed:
             raise RuntimeError(f"The run queue at {self.path} is closed.")
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, lambda: self._tx(fn))
+        return await self._on_thread(self._tx, fn)
 
     def _tx(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         conn = self._connect()
@@ -151,15 +138,7 @@ class SqliteRunQueue:
             return
         self._closed = True
         self._wake()
-        loop = asyncio.get_running_loop()
-
-        def close() -> None:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
-
-        await loop.run_in_executor(self._pool, close)
-        self._pool.shutdown(wait=False)
+        await self._close_connection()
 
     async def enqueue(self, run: QueuedRun) -> Enqueued:
         """Add a run, applying its multitask strategy in the same transaction."""
@@ -355,13 +334,11 @@ class SqliteRunQueue:
             return
 
     async def _read_version(self) -> int:
-        loop = asyncio.get_running_loop()
-
         def read() -> int:
             row = self._connect().execute("PRAGMA data_version").fetchone()
             return int(row[0])
 
-        return await loop.run_in_executor(self._pool, read)
+        return await self._on_thread(read)
 
     async def claim_tick(self, cron_id: str, tick: float) -> bool:
         """``True`` once per ``(cron_id, tick)`` across every process sharing the file."""

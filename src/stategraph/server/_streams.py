@@ -32,13 +32,10 @@ END = "__end__"
 _FINAL = ("success", "error", "timeout", "interrupted")
 
 
-@dataclass
-class _Live:
-    events: list[tuple[int, str, str]] = field(default_factory=list)
-    flushed: int = 0
-    done: bool = False
-    changed: asyncio.Future[None] | None = None
-    ended_at: float = 0.0
+class _Waking:
+    """Followers of a run wait on ``changed``, a future resolved at its next event."""
+
+    changed: asyncio.Future[None] | None
 
     def wake(self) -> None:
         if self.changed is not None and not self.changed.done():
@@ -52,7 +49,16 @@ class _Live:
 
 
 @dataclass
-class _Remote:
+class _Live(_Waking):
+    events: list[tuple[int, str, str]] = field(default_factory=list)
+    flushed: int = 0
+    done: bool = False
+    changed: asyncio.Future[None] | None = None
+    ended_at: float = 0.0
+
+
+@dataclass
+class _Remote(_Waking):
     """Events of a run executed elsewhere, as notifications brought them here (in
     arrival order; every follower of the run here reads them at its own pace)."""
 
@@ -62,16 +68,6 @@ class _Remote:
     followers: int = 0
     since: float = field(default_factory=time.monotonic)
     changed: asyncio.Future[None] | None = None
-
-    def wake(self) -> None:
-        if self.changed is not None and not self.changed.done():
-            self.changed.set_result(None)
-        self.changed = None
-
-    def waiter(self) -> asyncio.Future[None]:
-        if self.changed is None:
-            self.changed = asyncio.get_running_loop().create_future()
-        return self.changed
 
 
 class RunStreams:

@@ -5,8 +5,8 @@ hierarchical namespaces (tuples of strings). ``stategraph.store.base`` defines t
 :class:`~stategraph.store.base.BaseStore` interface and its operations;
 ``stategraph.store.memory`` offers :class:`~stategraph.store.memory.InMemoryStore`,
 ``stategraph.store.sqlite`` the embedded :class:`~stategraph.store.sqlite.SqliteStore`
-and ``stategraph.store.sqlite_aio`` its asyncio twin
-:class:`~stategraph.store.sqlite_aio.AsyncSqliteStore`.
+and ``stategraph.store.sqlite.aio`` (LangGraph's path; ``stategraph.store.sqlite_aio``
+re-exports it) its asyncio twin :class:`~stategraph.store.sqlite.aio.AsyncSqliteStore`.
 
 This package module imports nothing so that importing a submodule stays cheap.
 """

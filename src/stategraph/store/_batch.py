@@ -15,23 +15,13 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from stategraph.store.base import (
-    NOT_PROVIDED,
     BaseStore,
-    GetOp,
-    Item,
-    ListNamespacesOp,
-    NamespacePath,
-    NotProvided,
     Op,
-    PutOp,
     Result,
-    SearchItem,
-    _match_conditions,
-    _ns,
     validate_op,
 )
 
@@ -149,53 +139,6 @@ class AsyncBatchedBaseStore(BaseStore):
             return asyncio.run_coroutine_threadsafe(self.abatch(ops), loop).result()
         return asyncio.run(self.abatch(ops))
 
-    async def aget(
-        self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None
-    ) -> Item | None:
-        """Coalesced async get (see :meth:`BaseStore.get`)."""
-        op = GetOp(_ns(namespace), key, self._refresh(refresh_ttl))
-        return await self._submit(op)
-
-    async def aput(
-        self,
-        namespace: tuple[str, ...],
-        key: str,
-        value: Mapping[str, Any],
-        index: Literal[False] | list[str] | None = None,
-        *,
-        ttl: float | NotProvided | None = NOT_PROVIDED,
-    ) -> None:
-        """Coalesced async put (see :meth:`BaseStore.put`)."""
-        await self._submit(self._put_op(namespace, key, value, index, ttl))
-
-    async def adelete(self, namespace: tuple[str, ...], key: str) -> None:
-        """Coalesced async delete (see :meth:`BaseStore.delete`)."""
-        await self._submit(PutOp(_ns(namespace), key, None))
-
-    async def asearch(
-        self,
-        namespace_prefix: tuple[str, ...],
-        /,
-        *,
-        query: str | None = None,
-        filter: dict[str, Any] | None = None,
-        limit: int = 10,
-        offset: int = 0,
-        refresh_ttl: bool | None = None,
-    ) -> list[SearchItem]:
-        """Coalesced async search (see :meth:`BaseStore.search`)."""
-        op = self._search_op(namespace_prefix, query, filter, limit, offset, refresh_ttl)
-        return await self._submit(op)
-
-    async def alist_namespaces(
-        self,
-        *,
-        prefix: NamespacePath | None = None,
-        suffix: NamespacePath | None = None,
-        max_depth: int | None = None,
-        limit: int = 100,
-        offset: int = 0,
-    ) -> list[tuple[str, ...]]:
-        """Coalesced async list_namespaces (see :meth:`BaseStore.list_namespaces`)."""
-        op = ListNamespacesOp(_match_conditions(prefix, suffix), max_depth, limit, offset)
+    async def _arun(self, op: Op) -> Any:
+        """Coalesce ``op`` with the other operations queued on this event loop."""
         return await self._submit(op)

@@ -46,7 +46,7 @@ from stategraph.store.base import (
     validate_op,
 )
 
-__all__ = ["Record", "Plan", "Vectors", "Backend", "LocalStore", "make_plan", "execute"]
+__all__ = ["Record", "Plan", "Vectors", "Scan", "Backend", "LocalStore", "make_plan", "execute"]
 
 Key = tuple[tuple[str, ...], str]
 
@@ -136,6 +136,19 @@ class Vectors(NamedTuple):
 NO_VECTORS = Vectors([], [])
 
 
+class Scan(NamedTuple):
+    """What :meth:`Backend.scan` reads: the live records under ``prefix`` (at ``now``)
+    whose value satisfies ``predicate`` (the compiled ``filter``, which a SQL backend
+    may also narrow its query with); ``limit``/``offset`` only without a predicate."""
+
+    prefix: tuple[str, ...]
+    now: float
+    filter: Mapping[str, Any] | None
+    predicate: Predicate | None
+    limit: int | None
+    offset: int
+
+
 def make_plan(ops: Iterable[Op], index: IndexSpec | None) -> Plan:
     """Validate ``ops`` and collect what must be embedded."""
     plan = Plan(list(ops))
@@ -208,17 +221,8 @@ class Backend(ABC):
         """Delete the item and its vectors, if any."""
 
     @abstractmethod
-    def scan(
-        self,
-        prefix: tuple[str, ...],
-        now: float,
-        filter: Mapping[str, Any] | None,
-        predicate: Predicate | None,
-        limit: int | None,
-        offset: int,
-    ) -> Iterator[Record]:
-        """Live records under ``prefix`` whose value satisfies ``predicate`` (the
-        compiled ``filter``), newest ``updated_at`` first.
+    def scan(self, query: Scan) -> Iterator[Record]:
+        """The records ``query`` selects, newest ``updated_at`` first.
 
         ``limit``/``offset`` are given only without a predicate; the backend may
         apply them (the engine does not re-apply them).
@@ -236,19 +240,11 @@ class Backend(ABC):
     def refresh(self, record: Record, now: float) -> None:
         """Restart the TTL of ``record`` (which has ``ttl_minutes``) from ``now``."""
 
-    def rank(
-        self,
-        prefix: tuple[str, ...],
-        now: float,
-        query: Any,
-        predicate: Predicate | None,
-        limit: int,
-        offset: int,
-    ) -> list[tuple[Record, float | None]] | None:
-        """Rank live records under ``prefix`` by similarity to ``query`` in storage.
+    def rank(self, scan: Scan, query: Any) -> list[tuple[Record, float | None]] | None:
+        """Rank the records ``scan`` selects by similarity to ``query`` in storage.
 
-        Returns the page ``[offset, offset + limit)`` of the records satisfying
-        ``predicate``, best first (``None`` scores last, ties newest first), or ``None``
+        Returns the page ``[offset, offset + limit)`` of the records satisfying the
+        scan's ``predicate`` (its ``limit`` is set here), best first (``None`` scores last, ties newest first), or ``None``
         when the backend cannot rank: the engine then ranks in Python.
         """
         return None
@@ -324,17 +320,20 @@ class _Executor:
         query = None if slot is None else self.vectors.queries[slot]
         predicate = compile_filter(op.filter)
         if query is not None:
-            ranked = self.backend.rank(prefix, self.now, query, predicate, op.limit, op.offset)
+            scan = Scan(prefix, self.now, op.filter, predicate, op.limit, op.offset)
+            ranked = self.backend.rank(scan, query)
             if ranked is not None:
                 return self._found(op, ranked)
         pushdown = query is None and predicate is None
         records = self.backend.scan(
-            prefix,
-            self.now,
-            op.filter,
-            predicate,
-            op.limit if pushdown else None,
-            op.offset if pushdown else 0,
+            Scan(
+                prefix,
+                self.now,
+                op.filter,
+                predicate,
+                op.limit if pushdown else None,
+                op.offset if pushdown else 0,
+            )
         )
         hits: list[tuple[Record, float | None]] = []
         try:

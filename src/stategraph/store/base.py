@@ -17,19 +17,22 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, Protocol, TypedDict
 
 from stategraph.errors import InvalidIdentifierError
+from stategraph.store import _ops
 from stategraph.store._filters import validate_filter
 from stategraph.store._ops import (
     GetOp,
     Item,
     ListNamespacesOp,
     MatchCondition,
-    NamespaceMatchType,
     NamespacePath,
     Op,
     PutOp,
     Result,
     SearchItem,
     SearchOp,
+)
+from stategraph.store._ops import (
+    NamespaceMatchType as NamespaceMatchType,  # re-exported with the rest of _ops.__all__
 )
 
 __all__ = [
@@ -42,21 +45,11 @@ __all__ = [
     "Embeddings",
     "EmbeddingsFunc",
     "AEmbeddingsFunc",
-    "Item",
-    "SearchItem",
-    "GetOp",
-    "PutOp",
-    "SearchOp",
-    "ListNamespacesOp",
-    "MatchCondition",
-    "NamespacePath",
-    "NamespaceMatchType",
-    "Op",
-    "Result",
     "BaseStore",
     "validate_namespace",
     "validate_op",
 ]
+__all__ += _ops.__all__  # the items and operations, re-exported
 
 RESERVED_NAMESPACE_ROOT = "langgraph"
 """First namespace label reserved for the framework (as in LangGraph); puts under it fail."""
@@ -288,6 +281,12 @@ class BaseStore(ABC):
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """Async twin of :meth:`batch`."""
 
+    async def _arun(self, op: Op) -> Any:
+        """The result of one operation of an async convenience method (``aget``,
+        ``aput``, ...): an :meth:`abatch` of its own here; coalesced with concurrent
+        calls in :class:`~stategraph.store._batch.AsyncBatchedBaseStore`."""
+        return (await self.abatch([op]))[0]
+
     # -- building operations -------------------------------------------------
 
     def _refresh(self, refresh_ttl: bool | None) -> bool:
@@ -395,7 +394,7 @@ class BaseStore(ABC):
     ) -> Item | None:
         """Async twin of :meth:`get`."""
         op = GetOp(_ns(namespace), key, self._refresh(refresh_ttl))
-        return (await self.abatch([op]))[0]  # type: ignore[return-value]
+        return await self._arun(op)
 
     async def aput(
         self,
@@ -407,11 +406,11 @@ class BaseStore(ABC):
         ttl: float | NotProvided | None = NOT_PROVIDED,
     ) -> None:
         """Async twin of :meth:`put`."""
-        await self.abatch([self._put_op(namespace, key, value, index, ttl)])
+        await self._arun(self._put_op(namespace, key, value, index, ttl))
 
     async def adelete(self, namespace: tuple[str, ...], key: str) -> None:
         """Async twin of :meth:`delete`."""
-        await self.abatch([PutOp(_ns(namespace), key, None)])
+        await self._arun(PutOp(_ns(namespace), key, None))
 
     async def asearch(
         self,
@@ -426,7 +425,7 @@ class BaseStore(ABC):
     ) -> list[SearchItem]:
         """Async twin of :meth:`search`."""
         op = self._search_op(namespace_prefix, query, filter, limit, offset, refresh_ttl)
-        return (await self.abatch([op]))[0]  # type: ignore[return-value]
+        return await self._arun(op)
 
     async def alist_namespaces(
         self,
@@ -439,4 +438,4 @@ class BaseStore(ABC):
     ) -> list[tuple[str, ...]]:
         """Async twin of :meth:`list_namespaces`."""
         op = ListNamespacesOp(_match_conditions(prefix, suffix), max_depth, limit, offset)
-        return (await self.abatch([op]))[0]  # type: ignore[return-value]
+        return await self._arun(op)

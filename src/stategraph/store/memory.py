@@ -14,11 +14,10 @@ from __future__ import annotations
 import heapq
 import itertools
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from typing import Any
 
-from stategraph.store._engine import Backend, Key, LocalStore, Plan, Record, Vectors, execute
-from stategraph.store._filters import Predicate
+from stategraph.store._engine import Backend, Key, LocalStore, Plan, Record, Scan, Vectors, execute
 from stategraph.store.base import IndexConfig, Result, TTLConfig
 
 __all__ = ["InMemoryStore"]
@@ -64,15 +63,8 @@ class _MemoryBackend(Backend):
             del self.data[namespace]
         self.vecs.pop((namespace, key), None)
 
-    def scan(
-        self,
-        prefix: tuple[str, ...],
-        now: float,
-        filter: Mapping[str, Any] | None,
-        predicate: Predicate | None,
-        limit: int | None,
-        offset: int,
-    ) -> Iterator[Record]:
+    def scan(self, query: Scan) -> Iterator[Record]:
+        prefix, now, _, predicate, limit, offset = query
         n = len(prefix)
         newest_first = [
             reversed(items.values()) for ns, items in self.data.items() if ns[:n] == prefix

@@ -14,6 +14,30 @@ __all__ = ["StreamMux", "TransformerFactory"]
 TransformerFactory = Callable[[tuple[str, ...]], StreamTransformer]
 
 
+class _FirstError:
+    """Swallows the exceptions (not ``BaseException`` s) raised in its ``with`` blocks
+    and keeps the first one, so that every transformer hears of the end of the run."""
+
+    __slots__ = ("error",)
+
+    def __init__(self) -> None:
+        self.error: Exception | None = None
+
+    def note(self, exc: Exception) -> None:
+        """Keep ``exc`` unless an earlier error is kept."""
+        if self.error is None:
+            self.error = exc
+
+    def __enter__(self) -> _FirstError:
+        return self
+
+    def __exit__(self, typ: object, exc: BaseException | None, tb: object) -> bool:
+        if isinstance(exc, Exception):
+            self.note(exc)
+            return True
+        return False
+
+
 class StreamMux:
     """Owns a run's main event stream and its transformer pipeline.
 
@@ -122,20 +146,20 @@ class StreamMux:
     def bind_pump(self, fn: Callable[[], bool]) -> None:
         """Let every channel of this mux drive the run with ``fn`` when it runs dry."""
         self._pump = fn
-        for channel in (*self._channels(), self._events):
-            channel._request_more = fn
-        for transformer in self._transformers:
-            bind = getattr(transformer, "_bind_pump", None)
-            if bind is not None:
-                bind(fn)
+        self._bind("_request_more", "_bind_pump", fn)
 
     def bind_apump(self, fn: Callable[[], Awaitable[bool]]) -> None:
         """Async twin of :meth:`bind_pump`."""
         self._apump = fn
+        self._bind("_arequest_more", "_bind_apump", fn)
+
+    def _bind(self, channel_attr: str, transformer_hook: str, fn: Any) -> None:
+        """Give ``fn`` to every channel (as ``channel_attr``) and to every transformer
+        that has a ``transformer_hook`` method."""
         for channel in (*self._channels(), self._events):
-            channel._arequest_more = fn
+            setattr(channel, channel_attr, fn)
         for transformer in self._transformers:
-            bind = getattr(transformer, "_bind_apump", None)
+            bind = getattr(transformer, transformer_hook, None)
             if bind is not None:
                 bind(fn)
 
@@ -209,16 +233,17 @@ class StreamMux:
         if self._closed:
             return
         self._closed = True
-        first: BaseException | None = None
+        errors = _FirstError()
         for transformer in self._transformers:
-            try:
+            with errors:
                 transformer.finalize()
-            except Exception as exc:
-                if first is None:
-                    first = exc
-        self._close_channels(first)
-        if first is not None:
-            raise first
+        self._end(errors.error)
+
+    def _end(self, error: BaseException | None) -> None:
+        """Close (or, after a finalize ``error``, fail) the channels; then raise it."""
+        self._close_channels(error)
+        if error is not None:
+            raise error
 
     def _close_channels(self, error: BaseException | None) -> None:
         for channel in self._channels():
@@ -237,10 +262,8 @@ class StreamMux:
             return
         self._closed = True
         for transformer in self._transformers:
-            try:
+            with _FirstError():  # the run's error is the one that counts
                 transformer.fail(err)
-            except Exception:
-                pass
         self._close_channels(err)
 
     async def aclose(self) -> None:
@@ -249,25 +272,20 @@ class StreamMux:
             return
         import asyncio
 
-        first: BaseException | None = None
+        errors = _FirstError()
         tasks = self._collect_scheduled_tasks()
         if tasks:
             for result in await asyncio.gather(*tasks, return_exceptions=True):
-                if isinstance(result, Exception) and first is None:
-                    first = result
+                if isinstance(result, Exception):
+                    errors.note(result)
         self._closed = True
         for transformer in self._transformers:
-            try:
+            with errors:
                 if needs_async(transformer):
                     await transformer.afinalize()
                 else:
                     transformer.finalize()
-            except Exception as exc:
-                if first is None:
-                    first = exc
-        self._close_channels(first)
-        if first is not None:
-            raise first
+        self._end(errors.error)
 
     async def afail(self, err: BaseException) -> None:
         """Async twin of :meth:`fail`: pending scheduled work is cancelled."""
@@ -282,13 +300,11 @@ class StreamMux:
         if scheduled:
             await asyncio.gather(*scheduled, return_exceptions=True)
         for transformer in self._transformers:
-            try:
+            with _FirstError():  # the run's error is the one that counts
                 if needs_async(transformer):
                     await transformer.afail(err)
                 else:
                     transformer.fail(err)
-            except Exception:
-                pass
         self._close_channels(err)
 
     def _collect_scheduled_tasks(self) -> list[Any]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from starlette.requests import Request
@@ -126,22 +126,41 @@ def whole(
     return number
 
 
+def _checked(
+    body: Mapping[str, Any], name: str, accepts: Callable[[Any], bool], expected: str
+) -> Any:
+    """``body[name]`` if ``accepts`` it (``None`` when absent or null); refused (422,
+    naming what was ``expected``) otherwise."""
+    value = body.get(name)
+    if value is not None and not accepts(value):
+        raise _refuse(name, expected, value)
+    return value
+
+
+def _no_nul(name: str, value: str) -> None:
+    if "\x00" in value:
+        raise StudioError(f"'{name}' must not contain NUL characters.", 422)
+
+
+def _is_text(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _is_text_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
 def text(body: Mapping[str, Any], name: str, default: str | None = None) -> str | None:
     """The string ``body[name]`` (absent or null: ``default``)."""
-    value = body.get(name)
-    if value is None:
-        return default
-    if not isinstance(value, str):
-        raise _refuse(name, "a string", value)
-    return value
+    value: str | None = _checked(body, name, _is_text, "a string")
+    return default if value is None else value
 
 
 def identifier(value: Any, name: str) -> str:
     """An id (thread, checkpoint, namespace, interrupt): text without NUL characters."""
     if not isinstance(value, str):
         raise _refuse(name, "a string", value)
-    if "\x00" in value:
-        raise StudioError(f"'{name}' must not contain NUL characters.", 422)
+    _no_nul(name, value)
     return value
 
 
@@ -155,24 +174,19 @@ def optional_id(body: Mapping[str, Any], name: str, default: str | None = None) 
 
 def mapping(body: Mapping[str, Any], name: str) -> dict[str, Any] | None:
     """The JSON object ``body[name]`` (absent or null: ``None``)."""
-    value = body.get(name)
-    if value is None:
-        return None
-    if not isinstance(value, dict):
-        raise _refuse(name, "a JSON object", value)
+    value: dict[str, Any] | None = _checked(
+        body, name, lambda v: isinstance(v, dict), "a JSON object"
+    )
     return value
 
 
 def text_list(body: Mapping[str, Any], name: str) -> tuple[str, ...] | None:
     """The list of strings ``body[name]`` as a tuple (absent or null: ``None``)."""
-    value = body.get(name)
+    value: list[str] | None = _checked(body, name, _is_text_list, "a list of strings")
     if value is None:
         return None
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise _refuse(name, "a list of strings", value)
     for part in value:
-        if "\x00" in part:
-            raise StudioError(f"'{name}' must not contain NUL characters.", 422)
+        _no_nul(name, part)
     return tuple(value)
 
 

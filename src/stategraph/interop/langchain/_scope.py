@@ -13,7 +13,7 @@ hood in ``invoke``, as in LangGraph.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 from uuid import UUID, uuid4
 
@@ -171,6 +171,21 @@ def _child_manager(span: Any, handlers: list[Any]) -> CallbackManager:
     )
 
 
+def _untraced_manager(config: Mapping[str, Any], handlers: list[Any]) -> CallbackManager:
+    """The callbacks of a node or call whose run nobody traces: LangChain runs made in
+    it still have it as their parent (an id no handler sees), as under LangGraph, and
+    inherit the config's tags and metadata."""
+    return CallbackManager(
+        handlers,
+        handlers,
+        parent_run_id=uuid4(),
+        tags=[*(config.get("tags") or ()), "seq:step:1"],
+        inheritable_tags=list(config.get("tags") or ()),
+        metadata=dict(config.get("metadata") or {}),
+        inheritable_metadata=dict(config.get("metadata") or {}),
+    )
+
+
 def enter_task(ctx: TaskContext) -> Callable[[], None]:
     """Give LangChain runnables called in this task its config and the hook bridge.
 
@@ -199,18 +214,7 @@ def enter_task(ctx: TaskContext) -> Callable[[], None]:
     elif isinstance(callbacks, BaseCallbackManager):
         config["callbacks"] = _with_bridge(callbacks, bridge)
     else:
-        # nobody traces the node's run, but LangChain runs made in it still have it as
-        # their parent (an id no handler sees), as under LangGraph
-        all_handlers = [*handlers, bridge]
-        config["callbacks"] = CallbackManager(
-            all_handlers,
-            all_handlers,
-            parent_run_id=uuid4(),
-            tags=[*(config.get("tags") or ()), "seq:step:1"],
-            inheritable_tags=list(config.get("tags") or ()),
-            metadata=dict(config.get("metadata") or {}),
-            inheritable_metadata=dict(config.get("metadata") or {}),
-        )
+        config["callbacks"] = _untraced_manager(config, [*handlers, bridge])
     return _publish(config)
 
 
@@ -245,16 +249,7 @@ def enter_call(ctx: TaskContext, call_id: str) -> Callable[[], None]:
     else:
         handlers = list(callbacks or ())
     bridge = StreamingHookBridge(ctx) if _wants_tokens(run, handlers) else HookBridge(ctx)
-    all_handlers = [*handlers, bridge]
-    config["callbacks"] = CallbackManager(
-        all_handlers,
-        all_handlers,
-        parent_run_id=uuid4(),
-        tags=[*(config.get("tags") or ()), "seq:step:1"],
-        inheritable_tags=list(config.get("tags") or ()),
-        metadata=dict(config.get("metadata") or {}),
-        inheritable_metadata=dict(config.get("metadata") or {}),
-    )
+    config["callbacks"] = _untraced_manager(config, [*handlers, bridge])
     ctx.config["callbacks"] = config["callbacks"]
     return _publish(config)
 

@@ -5,7 +5,7 @@ saving pending writes, and the snapshots of ``DeltaChannel`` values.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Generator, Mapping
+from collections.abc import Generator, Iterable, Mapping
 from typing import Any
 
 from stategraph.channels.base import MISSING
@@ -319,16 +319,7 @@ class CheckpointsMixin(LoopFields):
         prev = self._values_cache
         if prev is not None and moved is not None:
             values = prev if reuse else dict(prev)
-            channels = self.channels
-            for k in moved:
-                changed = channels.get(k)
-                if changed is None:
-                    continue
-                v = changed.checkpoint()
-                if v is MISSING:
-                    values.pop(k, None)
-                else:
-                    values[k] = v
+            _refresh_values(values, self.channels, moved)
             self._values_versions = None
         elif prev is None or self._values_versions is None:
             values = {}
@@ -340,16 +331,8 @@ class CheckpointsMixin(LoopFields):
         else:
             values = dict(prev)
             seen = self._values_versions
-            for k, ver in versions.items():
-                if seen.get(k) != ver:
-                    changed = self.channels.get(k)
-                    if changed is None:
-                        continue
-                    v = changed.checkpoint()
-                    if v is MISSING:
-                        values.pop(k, None)
-                    else:
-                        values[k] = v
+            bumped = [k for k, ver in versions.items() if seen.get(k) != ver]
+            _refresh_values(values, self.channels, bumped)
             self._values_versions = dict(versions)
         self._values_cache = values
         if self.untracked and TASKS in values:
@@ -492,3 +475,19 @@ def _now_iso() -> str:
     from stategraph._clock import utc_now_iso
 
     return utc_now_iso()
+
+
+def _refresh_values(
+    values: dict[str, Any], channels: Mapping[str, Any], keys: Iterable[str]
+) -> None:
+    """Bring ``values`` up to date with the checkpoints of the ``keys`` channels: a
+    channel that emptied drops out, a key with no channel is left as it is."""
+    for k in keys:
+        changed = channels.get(k)
+        if changed is None:
+            continue
+        v = changed.checkpoint()
+        if v is MISSING:
+            values.pop(k, None)
+        else:
+            values[k] = v

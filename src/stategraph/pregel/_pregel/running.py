@@ -15,6 +15,8 @@ from stategraph.pregel._pregel.setup import RunSetupMixin
 from stategraph.runtime import RunControl
 
 if TYPE_CHECKING:
+    from stategraph.observe._typed_output import V2Parts
+    from stategraph.pregel._loop.drive import Loop
     from stategraph.pregel.main import Pregel
 
 
@@ -47,49 +49,41 @@ class RunMixin(RunSetupMixin):
         stream-part dicts instead. ``print_mode`` (and ``debug=True``, which prints
         ``values`` and ``updates``) prints chunks to standard output as they come.
         """
-        from stategraph.observe._printing import print_chunk, print_modes
         from stategraph.pregel._sync_shell import drive_sync
 
-        if kwargs:
-            durability = _run_kwargs("stream", kwargs, durability)
-        if stream_mode is None:
-            stream_mode = self.stream_mode
-        modes, single = self._modes(stream_mode)
-        printed = print_modes(print_mode, bool(debug or self.debug), _VALID_MODES)
         chunks: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        loop = self._make_run(
+        loop, shape = self._open_stream(
             input,
             config,
+            lambda ns, mode, payload: chunks.put((ns, mode, payload)),
             context=context,
-            modes=modes | printed,
-            sink=lambda ns, mode, payload: chunks.put((ns, mode, payload)),
+            stream_mode=stream_mode,
             output_keys=output_keys,
             interrupt_before=interrupt_before,
             interrupt_after=interrupt_after,
             durability=durability,
             subgraphs=subgraphs,
+            debug=debug,
+            version=version,
             control=control,
+            print_mode=print_mode,
             multitask_strategy=multitask_strategy,
+            kwargs=kwargs,
         )
-        v2 = self._v2_parts() if version == "v2" else None
         gen = drive_sync(loop, chunks)
         try:
             for ns, mode, payload in gen:
-                if mode in printed:
-                    print_chunk(ns, mode, payload)
-                    if mode not in modes:
-                        continue
-                if v2 is not None:
-                    yield v2(ns, mode, payload)
-                else:
-                    yield _shape(ns, mode, payload, single, subgraphs)
-        except GraphInterrupt as exc:
+                if shape is None:
+                    yield payload
+                    continue
+                chunk = shape(ns, mode, payload)
+                if chunk is not _SKIP:
+                    yield chunk
+        except GraphInterrupt:
             if loop.run.nested:
                 raise
-            _ = exc
         except ParentCommand as exc:
-            if not loop.run.nested:
-                _note_no_parent(exc)
+            _note_no_parent(exc, loop)
             raise
         finally:
             # a consumer that stops early closes the run now (lease, step pool), not
@@ -121,63 +115,35 @@ class RunMixin(RunSetupMixin):
         thread (see ``docs/concurrency.md``).
         ``print_mode`` / ``debug=True`` print stream chunks as the run goes.
         """
-        from stategraph.observe._printing import print_modes
         from stategraph.pregel._sync_shell import drive_sync
 
-        if kwargs:
-            durability = _run_kwargs("invoke", kwargs, durability)
-        printed = print_modes(
-            kwargs.get("print_mode", ()), bool(kwargs.get("debug") or self.debug), _VALID_MODES
-        )
-        if stream_mode != "values":
-            # another mode, or a list of modes: the list of chunks stream() yields
-            return list(
-                self.stream(
-                    input,
-                    config,
-                    context=context,
-                    stream_mode=stream_mode,
-                    # as for the returned value: the output channels unless told
-                    output_keys=output_keys if output_keys is not None else self.output_channels,
-                    interrupt_before=interrupt_before,
-                    interrupt_after=interrupt_after,
-                    durability=durability,
-                    subgraphs=bool(kwargs.get("subgraphs")),
-                    version=version,
-                    control=control,
-                    print_mode=kwargs.get("print_mode", ()),
-                    debug=kwargs.get("debug"),
-                    multitask_strategy=multitask_strategy,
-                )
-            )
-        loop = self._make_run(
+        run = self._open_invoke(
             input,
             config,
             context=context,
-            modes=printed,
-            sink=_printer(printed),
+            stream_mode=stream_mode,
             output_keys=output_keys,
             interrupt_before=interrupt_before,
             interrupt_after=interrupt_after,
             durability=durability,
-            subgraphs=bool(printed and kwargs.get("subgraphs")),
+            version=version,
             control=control,
             multitask_strategy=multitask_strategy,
+            kwargs=kwargs,
         )
-        gen = drive_sync(loop, None)
+        if isinstance(run, dict):
+            # another mode, or a list of modes: the list of chunks stream() yields
+            return list(self.stream(input, config, **run))
         interrupt: GraphInterrupt | None = None
         try:
-            while True:
-                next(gen)
-        except StopIteration:
-            pass
+            for _ in drive_sync(run, None):
+                pass
         except GraphInterrupt as exc:
             interrupt = exc
         except ParentCommand as exc:
-            if not loop.run.nested:
-                _note_no_parent(exc)
+            _note_no_parent(exc, run)
             raise
-        return self._finalize(loop, interrupt, version)
+        return self._finalize(run, interrupt, version)
 
     def batch(
         self,
@@ -275,50 +241,42 @@ class RunMixin(RunSetupMixin):
         **kwargs: Any,
     ) -> AsyncIterator[Any]:
         """Async twin of :meth:`stream`."""
-        from stategraph.observe._printing import print_chunk, print_modes
         from stategraph.pregel._async_chunks import ChunkQueue
         from stategraph.pregel._async_shell import drive_async
 
-        if kwargs:
-            durability = _run_kwargs("stream", kwargs, durability)
-        if stream_mode is None:
-            stream_mode = self.stream_mode
-        modes, single = self._modes(stream_mode)
-        printed = print_modes(print_mode, bool(debug or self.debug), _VALID_MODES)
         chunks = ChunkQueue()
-        sink = chunks.put
-        loop = self._make_run(
+        loop, shape = self._open_stream(
             input,
             config,
+            chunks.put,
             context=context,
-            modes=modes | printed,
-            sink=sink,
+            stream_mode=stream_mode,
             output_keys=output_keys,
             interrupt_before=interrupt_before,
             interrupt_after=interrupt_after,
             durability=durability,
             subgraphs=subgraphs,
+            debug=debug,
+            version=version,
             control=control,
+            print_mode=print_mode,
             multitask_strategy=multitask_strategy,
+            kwargs=kwargs,
         )
-        v2 = self._v2_parts() if version == "v2" else None
         agen = drive_async(loop, chunks)
         try:
             async for ns, mode, payload in agen:
-                if mode in printed:
-                    print_chunk(ns, mode, payload)
-                    if mode not in modes:
-                        continue
-                if v2 is not None:
-                    yield v2(ns, mode, payload)
-                else:
-                    yield _shape(ns, mode, payload, single, subgraphs)
+                if shape is None:
+                    yield payload
+                    continue
+                chunk = shape(ns, mode, payload)
+                if chunk is not _SKIP:
+                    yield chunk
         except GraphInterrupt:
             if loop.run.nested:
                 raise
         except ParentCommand as exc:
-            if not loop.run.nested:
-                _note_no_parent(exc)
+            _note_no_parent(exc, loop)
             raise
         finally:
             # a consumer that stops early releases the thread's lease and heartbeat now,
@@ -342,61 +300,35 @@ class RunMixin(RunSetupMixin):
         **kwargs: Any,
     ) -> Any:
         """Async twin of :meth:`invoke`."""
-        from stategraph.observe._printing import print_modes
         from stategraph.pregel._async_shell import drive_async
 
-        if kwargs:
-            durability = _run_kwargs("invoke", kwargs, durability)
-        printed = print_modes(
-            kwargs.get("print_mode", ()), bool(kwargs.get("debug") or self.debug), _VALID_MODES
-        )
-        if stream_mode != "values":
-            # another mode, or a list of modes: the list of chunks astream() yields
-            return [
-                chunk
-                async for chunk in self.astream(
-                    input,
-                    config,
-                    context=context,
-                    stream_mode=stream_mode,
-                    # as for the returned value: the output channels unless told
-                    output_keys=output_keys if output_keys is not None else self.output_channels,
-                    interrupt_before=interrupt_before,
-                    interrupt_after=interrupt_after,
-                    durability=durability,
-                    subgraphs=bool(kwargs.get("subgraphs")),
-                    version=version,
-                    control=control,
-                    print_mode=kwargs.get("print_mode", ()),
-                    debug=kwargs.get("debug"),
-                    multitask_strategy=multitask_strategy,
-                )
-            ]
-        loop = self._make_run(
+        run = self._open_invoke(
             input,
             config,
             context=context,
-            modes=printed,
-            sink=_printer(printed),
+            stream_mode=stream_mode,
             output_keys=output_keys,
             interrupt_before=interrupt_before,
             interrupt_after=interrupt_after,
             durability=durability,
-            subgraphs=bool(printed and kwargs.get("subgraphs")),
+            version=version,
             control=control,
             multitask_strategy=multitask_strategy,
+            kwargs=kwargs,
         )
+        if isinstance(run, dict):
+            # another mode, or a list of modes: the list of chunks astream() yields
+            return [chunk async for chunk in self.astream(input, config, **run)]
         interrupt: GraphInterrupt | None = None
         try:
-            async for _ in drive_async(loop, None):
+            async for _ in drive_async(run, None):
                 pass
         except GraphInterrupt as exc:
             interrupt = exc
         except ParentCommand as exc:
-            if not loop.run.nested:
-                _note_no_parent(exc)
+            _note_no_parent(exc, run)
             raise
-        return self._finalize(loop, interrupt, version)
+        return self._finalize(run, interrupt, version)
 
     def stream_events(
         self,
@@ -494,17 +426,151 @@ class RunMixin(RunSetupMixin):
             )
         )
 
+    def _open_stream(
+        self,
+        input: Any,
+        config: Mapping[str, Any] | None,
+        sink: Callable[[tuple[str, ...], str, Any], Any],
+        *,
+        context: Any,
+        stream_mode: Any,
+        output_keys: str | Sequence[str] | None,
+        interrupt_before: Any,
+        interrupt_after: Any,
+        durability: str | None,
+        subgraphs: bool,
+        debug: bool | None,
+        version: str,
+        control: RunControl | None,
+        print_mode: Any,
+        multitask_strategy: str | None,
+        kwargs: Mapping[str, Any],
+    ) -> tuple[Loop, _ChunkShaper | None]:
+        """The run of a ``stream()``/``astream()`` call, streaming into ``sink``, and the
+        shaper of the chunks it yields (``None`` when each chunk is yielded as its
+        payload); both methods are shells around this."""
+        from stategraph.observe._printing import print_modes
 
-def _shape(ns: tuple[str, ...], mode: str, payload: Any, single: bool, subgraphs: bool) -> Any:
-    """A ``version="v1"`` chunk: the payload, with its mode and namespace as asked."""
-    if single:
-        return (ns, payload) if subgraphs else payload
-    return (ns, mode, payload) if subgraphs else (mode, payload)
+        if kwargs:
+            durability = _run_kwargs("stream", kwargs, durability)
+        if stream_mode is None:
+            stream_mode = self.stream_mode
+        modes, single = self._modes(stream_mode)
+        printed = print_modes(print_mode, bool(debug or self.debug), _VALID_MODES)
+        loop = self._make_run(
+            input,
+            config,
+            context=context,
+            modes=modes | printed,
+            sink=sink,
+            output_keys=output_keys,
+            interrupt_before=interrupt_before,
+            interrupt_after=interrupt_after,
+            durability=durability,
+            subgraphs=subgraphs,
+            control=control,
+            multitask_strategy=multitask_strategy,
+        )
+        if version != "v2" and single and not subgraphs and not printed:
+            return loop, None  # the common case: each chunk is its payload, as it comes
+        v2 = self._v2_parts() if version == "v2" else None
+        return loop, _chunk_shaper(modes, printed, single, subgraphs, v2)
+
+    def _open_invoke(
+        self,
+        input: Any,
+        config: Mapping[str, Any] | None,
+        *,
+        context: Any,
+        stream_mode: Any,
+        output_keys: str | Sequence[str] | None,
+        interrupt_before: Any,
+        interrupt_after: Any,
+        durability: str | None,
+        version: str,
+        control: RunControl | None,
+        multitask_strategy: str | None,
+        kwargs: Mapping[str, Any],
+    ) -> Loop | dict[str, Any]:
+        """The run of an ``invoke()``/``ainvoke()`` call; for a ``stream_mode`` other than
+        ``"values"``, the keyword arguments of the ``stream()``/``astream()`` call whose
+        chunks it returns as a list instead (both methods are shells around this)."""
+        from stategraph.observe._printing import print_modes
+
+        if kwargs:
+            durability = _run_kwargs("invoke", kwargs, durability)
+        print_mode = kwargs.get("print_mode", ())
+        printed = print_modes(print_mode, bool(kwargs.get("debug") or self.debug), _VALID_MODES)
+        if stream_mode != "values":
+            return {
+                "context": context,
+                "stream_mode": stream_mode,
+                # as for the returned value: the output channels unless told
+                "output_keys": output_keys if output_keys is not None else self.output_channels,
+                "interrupt_before": interrupt_before,
+                "interrupt_after": interrupt_after,
+                "durability": durability,
+                "subgraphs": bool(kwargs.get("subgraphs")),
+                "version": version,
+                "control": control,
+                "print_mode": print_mode,
+                "debug": kwargs.get("debug"),
+                "multitask_strategy": multitask_strategy,
+            }
+        return self._make_run(
+            input,
+            config,
+            context=context,
+            modes=printed,
+            sink=_printer(printed),
+            output_keys=output_keys,
+            interrupt_before=interrupt_before,
+            interrupt_after=interrupt_after,
+            durability=durability,
+            subgraphs=bool(printed and kwargs.get("subgraphs")),
+            control=control,
+            multitask_strategy=multitask_strategy,
+        )
 
 
-def _note_no_parent(exc: ParentCommand) -> None:
-    """Explain a ``Command(graph=PARENT)`` that reached the caller (as in LangGraph, the
-    ``ParentCommand`` itself is raised, carrying the command)."""
+_SKIP = object()
+"""What a chunk shaper returns for a chunk that is printed and not yielded."""
+
+_ChunkShaper = Callable[[tuple[str, ...], str, Any], Any]
+
+
+def _chunk_shaper(
+    modes: frozenset[str],
+    printed: frozenset[str],
+    single: bool,
+    subgraphs: bool,
+    v2: V2Parts | None,
+) -> _ChunkShaper:
+    """What turns the loop's ``(ns, mode, payload)`` chunks into what ``stream()`` and
+    ``astream()`` yield: a ``version="v2"`` part, or the payload with its mode and
+    namespace as asked. It prints the chunks of printed modes (``print_mode``,
+    ``debug``) and answers :data:`_SKIP` for those of modes that are only printed."""
+    print_chunk = _printer(printed)
+
+    def shape(ns: tuple[str, ...], mode: str, payload: Any) -> Any:
+        if mode in printed:
+            print_chunk(ns, mode, payload)
+            if mode not in modes:
+                return _SKIP
+        if v2 is not None:
+            return v2(ns, mode, payload)
+        if single:
+            return (ns, payload) if subgraphs else payload
+        return (ns, mode, payload) if subgraphs else (mode, payload)
+
+    return shape
+
+
+def _note_no_parent(exc: ParentCommand, loop: Loop) -> None:
+    """Explain a ``Command(graph=PARENT)`` that reached the caller of a root run (as in
+    LangGraph, the ``ParentCommand`` itself is raised, carrying the command)."""
+    if loop.run.nested:
+        return
     add_note(
         exc,
         "A node returned Command(graph=Command.PARENT, ...) but this graph has no parent "

@@ -29,7 +29,7 @@ from psycopg import errors, sql
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
-from stategraph.server._db import Op
+from stategraph.server._db import Op, drive_cursor
 from stategraph.server._pgqueue import _sql
 from stategraph.server._pgqueue._schema import check_identifier, check_queue_name, migrate
 from stategraph.server._pgqueue._wakeup import Listener
@@ -59,14 +59,7 @@ async def drive_records(conn: Conn, op: Op[R]) -> R:
     """Run a records operation (``server/_db``: a generator of ``?``-style statements)
     on ``conn``, inside the caller's transaction."""
     async with conn.cursor() as cur:
-        try:
-            query, params = next(op)
-            while True:
-                await cur.execute(query.replace("?", "%s"), params)
-                rows = await cur.fetchall() if cur.description is not None else []
-                query, params = op.send(rows)
-        except StopIteration as stop:
-            return stop.value
+        return await drive_cursor(cur, op)
 
 
 # procrastinate's end states for our final statuses

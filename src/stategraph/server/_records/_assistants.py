@@ -6,9 +6,12 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from typing_extensions import Unpack
+
 from stategraph.server._db import Op
 from stategraph.server._json import dumps, iso, loads
 from stategraph.server._records._filters import contains
+from stategraph.server._records._listing import Found, Listing, Page
 
 __all__ = [
     "ASSISTANT_COLS",
@@ -43,6 +46,9 @@ def assistant_json(row: tuple[Any, ...]) -> dict[str, Any]:
         "version": row[7],
         "description": row[3],
     }
+
+
+_LISTING = Listing("sg_srv_assistants", ASSISTANT_COLS, "assistant_id", _SORTABLE, assistant_json)
 
 
 def _version_json(row: tuple[Any, ...]) -> dict[str, Any]:
@@ -170,11 +176,8 @@ def search(
     graph_id: str | None = None,
     name: str | None = None,
     metadata: Mapping[str, Any] | None = None,
-    limit: int = 10,
-    offset: int = 0,
-    sort_by: str | None = None,
-    sort_order: str | None = None,
-) -> Op[tuple[list[dict[str, Any]], int]]:
+    **page: Unpack[Page],
+) -> Op[Found]:
     """Assistants matching every filter (``metadata`` by containment); the page and
     the total count."""
     where: list[str] = []
@@ -185,18 +188,7 @@ def search(
     if name:
         where.append("LOWER(name) LIKE ?")
         params.append(f"%{name.lower()}%")
-    clause = f" WHERE {' AND '.join(where)}" if where else ""
-    column = sort_by if sort_by in _SORTABLE else "created_at"
-    order = "ASC" if (sort_order or "").lower() == "asc" else "DESC"
-    rows = yield (
-        f"SELECT {ASSISTANT_COLS} FROM sg_srv_assistants{clause} ORDER BY {column} {order},"
-        " assistant_id",
-        tuple(params),
-    )
-    found = [assistant_json(r) for r in rows]
-    if metadata:
-        found = [a for a in found if contains(a["metadata"], metadata)]
-    return found[offset : offset + limit], len(found)
+    return (yield from _LISTING.page(where, params, {"metadata": metadata}, **page))
 
 
 def versions(

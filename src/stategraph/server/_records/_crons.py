@@ -6,9 +6,11 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from typing_extensions import Unpack
+
 from stategraph.server._db import Op
 from stategraph.server._json import dumps, iso, loads
-from stategraph.server._records._filters import contains
+from stategraph.server._records._listing import Found, Listing, Page
 
 __all__ = [
     "CRON_COLS",
@@ -57,6 +59,9 @@ def cron_json(row: tuple[Any, ...]) -> dict[str, Any]:
     }
 
 
+_LISTING = Listing("sg_srv_crons", CRON_COLS, "cron_id", _SORTABLE, cron_json)
+
+
 def insert(cron: Mapping[str, Any]) -> Op[dict[str, Any]]:
     """Record a new cron (``cron`` has every column, times as epoch seconds)."""
     now = time.time()
@@ -96,12 +101,8 @@ def search(
     thread_id: str | None = None,
     enabled: bool | None = None,
     metadata: Mapping[str, Any] | None = None,
-    limit: int = 10,
-    offset: int = 0,
-    sort_by: str | None = None,
-    sort_order: str | None = None,
-    allowed: Any = None,
-) -> Op[tuple[list[dict[str, Any]], int]]:
+    **page: Unpack[Page],
+) -> Op[Found]:
     """Crons matching every filter; the page and the total count."""
     where: list[str] = []
     params: list[Any] = []
@@ -112,19 +113,7 @@ def search(
     if enabled is not None:
         where.append("enabled = ?")
         params.append(1 if enabled else 0)
-    clause = f" WHERE {' AND '.join(where)}" if where else ""
-    column = sort_by if sort_by in _SORTABLE else "created_at"
-    order = "ASC" if (sort_order or "").lower() == "asc" else "DESC"
-    rows = yield (
-        f"SELECT {CRON_COLS} FROM sg_srv_crons{clause} ORDER BY {column} {order}, cron_id",
-        tuple(params),
-    )
-    found = [cron_json(r) for r in rows]
-    if metadata:
-        found = [c for c in found if contains(c["metadata"], metadata)]
-    if allowed is not None:
-        found = [c for c in found if allowed(c)]
-    return found[offset : offset + limit], len(found)
+    return (yield from _LISTING.page(where, params, {"metadata": metadata}, **page))
 
 
 def delete(cron_id: str) -> Op[bool]:

@@ -6,9 +6,11 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from typing_extensions import Unpack
+
 from stategraph.server._db import Op
 from stategraph.server._json import dumps, iso, loads
-from stategraph.server._records._filters import contains
+from stategraph.server._records._listing import Found, Listing, Page
 
 __all__ = [
     "THREAD_COLS",
@@ -48,6 +50,9 @@ def thread_json(row: Sequence[Any]) -> dict[str, Any]:
         out["error"] = loads(row[9])
         out["interrupts"] = loads(row[8]) or {}
     return out
+
+
+_LISTING = Listing("sg_srv_threads", THREAD_COLS, "thread_id", _SORTABLE, thread_json)
 
 
 def get(thread_id: str) -> Op[dict[str, Any] | None]:
@@ -190,12 +195,8 @@ def search(
     metadata: Mapping[str, Any] | None = None,
     values: Mapping[str, Any] | None = None,
     status: str | None = None,
-    limit: int = 10,
-    offset: int = 0,
-    sort_by: str | None = None,
-    sort_order: str | None = None,
-    allowed: Any = None,
-) -> Op[tuple[list[dict[str, Any]], int]]:
+    **page: Unpack[Page],
+) -> Op[Found]:
     """Threads matching every filter; the page and the total count. ``allowed``: an
     extra predicate on the thread (auth filters)."""
     where: list[str] = []
@@ -206,21 +207,8 @@ def search(
     if status:
         where.append("status = ?")
         params.append(status)
-    clause = f" WHERE {' AND '.join(where)}" if where else ""
-    column = sort_by if sort_by in _SORTABLE else "created_at"
-    order = "ASC" if (sort_order or "").lower() == "asc" else "DESC"
-    rows = yield (
-        f"SELECT {THREAD_COLS} FROM sg_srv_threads{clause} ORDER BY {column} {order}, thread_id",
-        tuple(params),
-    )
-    found = [thread_json(r) for r in rows]
-    if metadata:
-        found = [t for t in found if contains(t["metadata"], metadata)]
-    if values:
-        found = [t for t in found if contains(t["values"], values)]
-    if allowed is not None:
-        found = [t for t in found if allowed(t)]
-    return found[offset : offset + limit], len(found)
+    filters = {"metadata": metadata, "values": values}
+    return (yield from _LISTING.page(where, params, filters, **page))
 
 
 def expired(now: float) -> Op[list[str]]:

@@ -1,7 +1,9 @@
-"""Helpers of several route modules: finding a thread the caller may see."""
+"""Helpers of several route modules: finding a thread the caller may see, searching
+records the caller may see, and shaping a page of them."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from starlette.requests import Request
@@ -11,7 +13,7 @@ from stategraph.server._http import authorize, ctx_of
 from stategraph.server._records import threads
 from stategraph.server.auth import matches_filter
 
-__all__ = ["visible_thread", "thread_config"]
+__all__ = ["visible_thread", "thread_config", "search_records", "selected", "page_headers"]
 
 
 async def visible_thread(
@@ -34,6 +36,40 @@ async def visible_thread(
     if found is None or not matches_filter(found["metadata"], filters):
         raise ApiError(404, f"Thread with ID {thread_id} not found")
     return found
+
+
+async def search_records(
+    request: Request,
+    resource: str,
+    search: Callable[..., Any],
+    body: dict[str, Any],
+    args: Mapping[str, Any],
+    **page: int,
+) -> tuple[list[dict[str, Any]], int]:
+    """The page (``limit``, ``offset``) of the ``resource`` records that ``search``
+    finds for ``args`` and the auth handlers let the caller see, and their count."""
+    filters = await authorize(request, resource, "search", body)
+    allowed = (lambda r: matches_filter(r["metadata"], filters)) if filters else None
+    found: tuple[list[dict[str, Any]], int] = await ctx_of(request).records.read(
+        search(**args, **page, allowed=allowed)
+    )
+    return found
+
+
+def selected(found: list[dict[str, Any]], body: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """``found``, each record cut to the fields the body's ``select`` names (if any)."""
+    select = body.get("select")
+    if not select:
+        return found
+    return [{k: r[k] for k in select if k in r} for r in found]
+
+
+def page_headers(total: int, offset: int, limit: int) -> dict[str, str]:
+    """The pagination headers of a page: the total, and where the next page starts."""
+    headers = {"x-pagination-total": str(total)}
+    if offset + limit < total:
+        headers["x-pagination-next"] = str(offset + limit)
+    return headers
 
 
 def thread_config(thread_id: str, checkpoint_id: str | None = None, ns: str = "") -> dict[str, Any]:

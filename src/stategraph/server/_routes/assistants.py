@@ -12,6 +12,7 @@ from starlette.routing import Route
 from stategraph.server._context import ApiError
 from stategraph.server._http import JsonResponse, authorize, body_of, ctx_of, flag, int_arg
 from stategraph.server._records import assistants
+from stategraph.server._routes._common import page_headers, selected
 from stategraph.server.auth import matches_filter
 
 __all__ = ["routes"]
@@ -113,9 +114,9 @@ async def delete(request: Request) -> Response:
     return Response(status_code=204)
 
 
-async def search(request: Request) -> Response:
+async def _found(request: Request, body: dict[str, Any], **order: Any) -> list[dict[str, Any]]:
+    """Every assistant the search ``body`` matches and the caller may see."""
     ctx = ctx_of(request)
-    body = await body_of(request)
     filters = await authorize(request, "assistants", "search", body)
     found, _ = await ctx.records.read(
         assistants.search(
@@ -123,37 +124,24 @@ async def search(request: Request) -> Response:
             name=body.get("name"),
             metadata=body.get("metadata"),
             limit=10**9,
-            offset=0,
-            sort_by=body.get("sort_by"),
-            sort_order=body.get("sort_order"),
+            **order,
         )
     )
-    found = [a for a in found if matches_filter(a["metadata"], filters)]
+    return [a for a in found if matches_filter(a["metadata"], filters)]
+
+
+async def search(request: Request) -> Response:
+    body = await body_of(request)
+    sort = {"sort_by": body.get("sort_by"), "sort_order": body.get("sort_order")}
+    found = await _found(request, body, offset=0, **sort)
     limit = int_arg(body.get("limit"), "limit", 10, low=1)
     offset = int_arg(body.get("offset"), "offset", 0, high=10**9)
-    page = found[offset : offset + limit]
-    select = body.get("select")
-    if select:
-        page = [{k: a[k] for k in select if k in a} for a in page]
-    headers = {"x-pagination-total": str(len(found))}
-    if offset + limit < len(found):
-        headers["x-pagination-next"] = str(offset + limit)
-    return JsonResponse(page, headers=headers)
+    page = selected(found[offset : offset + limit], body)
+    return JsonResponse(page, headers=page_headers(len(found), offset, limit))
 
 
 async def count(request: Request) -> Response:
-    ctx = ctx_of(request)
-    body = await body_of(request)
-    filters = await authorize(request, "assistants", "search", body)
-    found, _ = await ctx.records.read(
-        assistants.search(
-            graph_id=body.get("graph_id"),
-            name=body.get("name"),
-            metadata=body.get("metadata"),
-            limit=10**9,
-        )
-    )
-    return JsonResponse(len([a for a in found if matches_filter(a["metadata"], filters)]))
+    return JsonResponse(len(await _found(request, await body_of(request))))
 
 
 async def versions(request: Request) -> Response:

@@ -16,7 +16,7 @@ from stategraph.server._http import JsonResponse, authorize, body_of, ctx_of, in
 from stategraph.server._json import from_iso
 from stategraph.server._ops import check_run_body
 from stategraph.server._records import crons
-from stategraph.server._routes._common import visible_thread
+from stategraph.server._routes._common import search_records, selected, visible_thread
 from stategraph.server.auth import matches_filter
 
 __all__ = ["routes"]
@@ -167,32 +167,19 @@ async def search(request: Request) -> Response:
     body = await body_of(request)
     if body.get("assistant_id"):
         body["assistant_id"] = (await ctx.resolve_assistant(body["assistant_id"]))["assistant_id"]
-    filters = await authorize(request, "crons", "search", body)
-    found, _ = await ctx.records.read(
-        crons.search(
-            **_search_args(body),
-            limit=int_arg(body.get("limit"), "limit", 10, low=1),
-            offset=int_arg(body.get("offset"), "offset", 0, high=10**9),
-            allowed=(lambda c: matches_filter(c["metadata"], filters)) if filters else None,
-        )
+    limit = int_arg(body.get("limit"), "limit", 10, low=1)
+    offset = int_arg(body.get("offset"), "offset", 0, high=10**9)
+    args = _search_args(body)
+    found, _ = await search_records(
+        request, "crons", crons.search, body, args, limit=limit, offset=offset
     )
-    select = body.get("select")
-    if select:
-        found = [{k: c[k] for k in select if k in c} for c in found]
-    return JsonResponse(found)
+    return JsonResponse(selected(found, body))
 
 
 async def count(request: Request) -> Response:
-    ctx = ctx_of(request)
     body = await body_of(request)
-    filters = await authorize(request, "crons", "search", body)
-    _, total = await ctx.records.read(
-        crons.search(
-            **_search_args(body),
-            limit=1,
-            allowed=(lambda c: matches_filter(c["metadata"], filters)) if filters else None,
-        )
-    )
+    args = _search_args(body)
+    _, total = await search_records(request, "crons", crons.search, body, args, limit=1)
     return JsonResponse(total)
 
 

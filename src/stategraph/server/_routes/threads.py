@@ -17,9 +17,14 @@ from stategraph.server._http import JsonResponse, authorize, body_of, ctx_of, fl
 from stategraph.server._json import plain
 from stategraph.server._ops import active_runs, delete_thread
 from stategraph.server._records import threads
-from stategraph.server._routes._common import thread_config, visible_thread
+from stategraph.server._routes._common import (
+    page_headers,
+    search_records,
+    selected,
+    thread_config,
+    visible_thread,
+)
 from stategraph.server._state import checkpoint_json, empty_state, state_json, summary_of
-from stategraph.server.auth import matches_filter
 
 __all__ = ["routes", "graph_for_thread"]
 
@@ -151,39 +156,20 @@ def _search_args(body: Mapping[str, Any]) -> dict[str, Any]:
 
 
 async def search(request: Request) -> Response:
-    ctx = ctx_of(request)
     body = await body_of(request)
-    filters = await authorize(request, "threads", "search", body)
     limit = int_arg(body.get("limit"), "limit", 10, low=1)
     offset = int_arg(body.get("offset"), "offset", 0, high=10**9)
-    found, total = await ctx.records.read(
-        threads.search(
-            **_search_args(body),
-            limit=limit,
-            offset=offset,
-            allowed=(lambda t: matches_filter(t["metadata"], filters)) if filters else None,
-        )
+    args = _search_args(body)
+    found, total = await search_records(
+        request, "threads", threads.search, body, args, limit=limit, offset=offset
     )
-    select = body.get("select")
-    if select:
-        found = [{k: t[k] for k in select if k in t} for t in found]
-    headers = {"x-pagination-total": str(total)}
-    if offset + limit < total:
-        headers["x-pagination-next"] = str(offset + limit)
-    return JsonResponse(found, headers=headers)
+    return JsonResponse(selected(found, body), headers=page_headers(total, offset, limit))
 
 
 async def count(request: Request) -> Response:
-    ctx = ctx_of(request)
     body = await body_of(request)
-    filters = await authorize(request, "threads", "search", body)
-    _, total = await ctx.records.read(
-        threads.search(
-            **_search_args(body),
-            limit=1,
-            allowed=(lambda t: matches_filter(t["metadata"], filters)) if filters else None,
-        )
-    )
+    args = _search_args(body)
+    _, total = await search_records(request, "threads", threads.search, body, args, limit=1)
     return JsonResponse(total)
 
 

@@ -24,8 +24,15 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal
 
 from stategraph.store._embed import vector_norm
-from stategraph.store._engine import Backend, Key, Record, item_json, upsert_item, upsert_params
-from stategraph.store._filters import Predicate
+from stategraph.store._engine import (
+    Backend,
+    Key,
+    Record,
+    Scan,
+    item_json,
+    upsert_item,
+    upsert_params,
+)
 
 __all__ = [
     "MIGRATIONS",
@@ -187,15 +194,8 @@ class PgBackend(Backend):
             False,
         )
 
-    def scan(
-        self,
-        prefix: tuple[str, ...],
-        now: float,
-        filter: Mapping[str, Any] | None,
-        predicate: Predicate | None,
-        limit: int | None,
-        offset: int,
-    ) -> Iterator[Record]:
+    def scan(self, query: Scan) -> Iterator[Record]:
+        prefix, now, _, predicate, limit, offset = query
         clause, params = prefix_clause(prefix)
         sql = f"SELECT {_COLUMNS} FROM sg_store WHERE {clause} AND {_LIVE}"
         params.append(now)
@@ -226,20 +226,14 @@ class PgBackend(Backend):
                 found.setdefault(ident, []).append(array("f", embedding))
         return found
 
-    def rank(
-        self,
-        prefix: tuple[str, ...],
-        now: float,
-        query: Any,
-        predicate: Predicate | None,
-        limit: int,
-        offset: int,
-    ) -> list[tuple[Record, float | None]]:
-        """Live records under ``prefix`` ranked by cosine similarity to ``query`` in SQL.
+    def rank(self, scan: Scan, query: Any) -> list[tuple[Record, float | None]]:
+        """The records ``scan`` selects ranked by cosine similarity to ``query`` in SQL.
 
         An item's score is the best of its fields' similarities (``None`` without
         vectors, ranked last); equal scores keep the newest-first order.
         """
+        prefix, now, _, predicate, limit, offset = scan
+        assert limit is not None  # a ranked search always pages
         floats = list(query)
         qnorm = vector_norm(query)
         clause, params = prefix_clause(prefix, "s.prefix")

@@ -10,6 +10,10 @@
 * The schema is versioned in ``sg_store_migrations``; :meth:`SqliteStore.setup`
   applies pending migrations and is called automatically on first use.
 
+Its asyncio twin, :class:`~stategraph.store.sqlite.aio.AsyncSqliteStore`, lives in
+:mod:`stategraph.store.sqlite.aio` (LangGraph's module path) and is also importable
+from here (loaded on first use).
+
 Example::
 
     with SqliteStore.from_conn_string("memory.db") as store:
@@ -22,10 +26,11 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from stategraph._lazy import lazy_attributes
 from stategraph.store._embed import pack_vector, unpack_vector
 from stategraph.store._engine import (
     Backend,
@@ -33,17 +38,24 @@ from stategraph.store._engine import (
     LocalStore,
     Plan,
     Record,
+    Scan,
     Vectors,
     execute,
     item_json,
     upsert_item,
     upsert_params,
 )
-from stategraph.store._filters import Predicate
 from stategraph.store._sqlite_filter import sql_prefilter
 from stategraph.store.base import IndexConfig, Result, TTLConfig
 
-__all__ = ["SqliteStore", "MIGRATIONS"]
+if TYPE_CHECKING:
+    from stategraph.store.sqlite.aio import AsyncSqliteStore
+
+__all__ = ["SqliteStore", "AsyncSqliteStore", "MIGRATIONS"]
+
+__getattr__, __dir__ = lazy_attributes(
+    __name__, {"AsyncSqliteStore": "stategraph.store.sqlite.aio"}, globals()
+)
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
@@ -136,15 +148,8 @@ class _SqliteBackend(Backend):
         self.conn.execute("DELETE FROM sg_store WHERE prefix = ? AND key = ?", params)
         self.conn.execute("DELETE FROM sg_store_vectors WHERE prefix = ? AND key = ?", params)
 
-    def scan(
-        self,
-        prefix: tuple[str, ...],
-        now: float,
-        filter: Mapping[str, Any] | None,
-        predicate: Predicate | None,
-        limit: int | None,
-        offset: int,
-    ) -> Iterator[Record]:
+    def scan(self, query: Scan) -> Iterator[Record]:
+        prefix, now, filter, predicate, limit, offset = query
         clause, params = _prefix_clause(prefix)
         sql = f"SELECT {_COLUMNS} FROM sg_store WHERE {clause} AND {_LIVE}"
         params.append(now)
