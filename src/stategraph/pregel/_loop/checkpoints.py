@@ -4,7 +4,7 @@ saving pending writes, and the snapshots of ``DeltaChannel`` values.
 
 from __future__ import annotations
 
-import uuid
+import os
 from collections.abc import Callable, Generator, Mapping
 from typing import Any
 
@@ -171,10 +171,12 @@ class CheckpointsMixin(LoopFields):
         if not self.want_checkpoints:
             # no saver: nothing reads these ids back, but task ids and subgraph
             # namespaces derive from them, and two runs must not share those (LangGraph
-            # makes them fresh per run too): a random run prefix, then the step
+            # makes them fresh per run too): a random run prefix, then the step. (128
+            # random bits as 32 hex digits, the length of a uuid4's hex, without
+            # building a UUID object: a subgraph run, often of a few steps, pays this)
             prefix = self.anon_prefix
             if prefix is None:
-                prefix = self.anon_prefix = uuid.uuid4().hex
+                prefix = self.anon_prefix = os.urandom(16).hex()
             self.checkpoint_id = f"{prefix}.{step}"
             self.step = step + 1
             return
