@@ -182,7 +182,14 @@ class _ValueChannel(BaseChannel[Value, Update, Checkpoint]):
 
     def from_checkpoint(self, checkpoint: Any) -> Self:
         """Return a new channel holding ``checkpoint`` (empty for ``MISSING``)."""
-        new = self._empty()
+        # (_empty inlined: a run makes one channel per state key and per node, so for
+        # a wide state or a long graph this call is a per-run cost)
+        cls = self.__class__
+        new = cls.__new__(cls)
+        new.typ = self.typ
+        new.key = self.key
+        for name in self._config:
+            setattr(new, name, getattr(self, name))
         new.value = checkpoint
         return new
 

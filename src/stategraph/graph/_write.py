@@ -259,8 +259,6 @@ class BranchWriter:
         self.seq_step = 0
 
     def __call__(self, task: Task, output: Any) -> Any:
-        from stategraph._context import CURRENT_TASK
-
         if isinstance(output, Command) and output.graph == Command.PARENT:
             return None
         state = task.reader(self.reads) if task.reader is not None else {}

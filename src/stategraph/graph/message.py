@@ -7,6 +7,8 @@ from typing import Annotated, Any, Literal, Union, overload
 
 from typing_extensions import TypedDict
 
+from stategraph import _clock
+from stategraph._bridges import langchain_bridge
 from stategraph.graph.state import StateGraph
 from stategraph.messages import AnyMessage, BaseMessage, BaseMessageChunk, _convert_one
 from stategraph.messages._chunks import is_chunk, message_chunk_to_message
@@ -23,8 +25,6 @@ _FORMATS = ("langchain-openai",)
 
 
 def _new_id() -> str:
-    from stategraph import _clock
-
     return _clock.uuid4_str()
 
 
@@ -49,8 +49,6 @@ def _in_app_family(message: BaseMessage) -> Any:
     application has imported ``langchain_core`` (see :mod:`stategraph.interop.langchain`),
     so a ported app keeps the message classes its LangChain models expect.
     """
-    from stategraph._bridges import langchain_bridge
-
     bridge = langchain_bridge()
     if bridge is None or not bridge.langchain_messages():
         return message

@@ -4,10 +4,11 @@ saving pending writes, and the snapshots of ``DeltaChannel`` values.
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Generator, Iterable, Mapping
+import os
+from collections.abc import Callable, Generator, Iterable, Mapping
 from typing import Any
 
+from stategraph._clock import utc_now_iso
 from stategraph.channels.base import MISSING
 from stategraph.constants import CONF, NO_WRITES, TASKS
 from stategraph.pregel import _effects as fx
@@ -170,15 +171,15 @@ class CheckpointsMixin(LoopFields):
         if not self.want_checkpoints:
             # no saver: nothing reads these ids back, but task ids and subgraph
             # namespaces derive from them, and two runs must not share those (LangGraph
-            # makes them fresh per run too): a random run prefix, then the step
+            # makes them fresh per run too): a random run prefix, then the step. (128
+            # random bits as 32 hex digits, the length of a uuid4's hex, without
+            # building a UUID object: a subgraph run, often of a few steps, pays this)
             prefix = self.anon_prefix
             if prefix is None:
-                prefix = self.anon_prefix = uuid.uuid4().hex
+                prefix = self.anon_prefix = os.urandom(16).hex()
             self.checkpoint_id = f"{prefix}.{step}"
             self.step = step + 1
             return
-        from stategraph.checkpoint._ids import uuid6_str
-
         run = self.run
         if (
             not self.save_loop
@@ -191,14 +192,14 @@ class CheckpointsMixin(LoopFields):
             # ever saved. It is kept up to date in place; its metadata and configs are
             # made once, when the run ends (_materialize). (A graph with DeltaChannels
             # takes the full path: its saved checkpoint must carry their snapshots.)
-            self._save_in_place(source, step, uuid6_str(clock_seq=step))
+            self._save_in_place(source, step, _new_checkpoint_id(step))
             return
         cp = self.checkpoint
         versions = cp["channel_versions"]
         seen = cp["versions_seen"]
         tracker = self.tracker
         moved = tracker.moved if tracker is not None else None
-        new_id = uuid6_str(clock_seq=step)
+        new_id = _new_checkpoint_id(step)
         # with durability="exit" the previous checkpoint is never handed out: its values
         # dict is updated in place
         values = self._channel_values(versions, moved, reuse=not self.save_loop)
@@ -471,10 +472,8 @@ def _working_copy(checkpoint: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _now_iso() -> str:
-    from stategraph._clock import utc_now_iso
-
-    return utc_now_iso()
+_now_iso = utc_now_iso
+"""The time a checkpoint is made, as its ``ts`` (ISO 8601, UTC)."""
 
 
 def _refresh_values(
@@ -491,3 +490,21 @@ def _refresh_values(
             values.pop(k, None)
         else:
             values[k] = v
+
+
+_uuid6_str: Callable[..., str] | None = None
+
+
+def _new_checkpoint_id(step: int) -> str:
+    """A new checkpoint id (a version-6 UUID whose clock sequence is ``step``).
+
+    The id maker is looked up once, not imported again at every step: a statement
+    ``from ... import`` inside the function cost about as much as making the id.
+    """
+    global _uuid6_str
+    make = _uuid6_str
+    if make is None:
+        from stategraph.checkpoint._ids import uuid6_str
+
+        make = _uuid6_str = uuid6_str
+    return make(clock_seq=step)

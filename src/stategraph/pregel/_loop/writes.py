@@ -211,7 +211,7 @@ def _latest_answers(task: Task) -> list[tuple[str, Any]]:
 
 
 def _path_str(path: tuple[Any, ...]) -> str:
-    return "~".join(str(p) for p in path)
+    return "~".join(map(str, path))
 
 
 def _address(exc: ParentCommand, ns: str) -> None:
