@@ -207,7 +207,7 @@ def _running(ctx: TaskContext | None = None) -> tuple[TaskContext, RunContext, T
     if ctx is None:
         return None
     pair = ctx.run
-    if not isinstance(pair, tuple):
+    if pair is None:
         return None
     run, task = pair
     if not run.model_handlers:
