@@ -25,8 +25,6 @@ class TaskContext:
 
     ``config`` and ``runtime`` are built lazily (by ``make_config``/``make_runtime``)
     the first time a node asks for them, so nodes that never use them pay nothing.
-    ``run`` is the :class:`~stategraph.observe.RunAndTask` of a task the runtime runs
-    (``None`` in a remote worker or a node called alone).
     """
 
     __slots__ = (

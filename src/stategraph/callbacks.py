@@ -484,7 +484,7 @@ def _report_custom_event(name: str, data: Any) -> Any:
     if not isinstance(name, str) or not name:
         raise ValueError(f"dispatch_custom_event() needs a non-empty event name, got {name!r}.")
     ctx = CURRENT_TASK.get()
-    if ctx is None or ctx.run is None:
+    if ctx is None or not isinstance(ctx.run, tuple):
         raise RuntimeError(
             "dispatch_custom_event() can only be called from inside a node (or a function "
             "a node calls) while a stategraph graph is running: the event is reported to "

@@ -349,11 +349,17 @@ def test_failed_task_with_error_handler_spawns_it_in_the_same_step() -> None:
     assert output == {"log": ["a", "fallback"]}
 
 
-def test_effects_are_immutable_records() -> None:
+def test_effects_are_slotted_records_with_named_fields() -> None:
     effects, _ = _transcribe(_chain(InMemorySaver()), {"log": []}, _THREAD, "sync")
 
     put = next(e for e in effects if isinstance(e, fx.Put))
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        put.blocking = False  # type: ignore[misc]
     assert not hasattr(put, "__dict__")
+    assert [f.name for f in dataclasses.fields(put)] == [
+        "config",
+        "checkpoint",
+        "metadata",
+        "new_versions",
+        "blocking",
+    ]
+    assert not isinstance(put, tuple)
     assert fx.Flush() == fx.FLUSH

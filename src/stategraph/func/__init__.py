@@ -264,7 +264,7 @@ class _TaskFunction(Generic[P, R]):
             )
         pad = ctx.scratchpad
         call_id = pad.next_call_id(ctx.task_id, self.name)
-        run_ctx = ctx.run.run if ctx.run is not None else None
+        run_ctx = ctx.run[0] if isinstance(ctx.run, tuple) else None
         events = run_ctx is not None and bool(run_ctx.modes & {"tasks", "debug"})
         if events:
             start = {"name": self.name, "input": (args, kwargs), "triggers": (PUSH,)}
@@ -279,9 +279,7 @@ class _TaskFunction(Generic[P, R]):
             pad.calls[call_id] = value
             if run_ctx is not None and run_ctx.messages is not None and "messages" in run_ctx.modes:
                 step = run_ctx.loop.step if run_ctx.loop is not None else 0
-                run_ctx.messages.call_finished(
-                    run_ctx, ctx.run.task, step, call_id, self.name, value
-                )
+                run_ctx.messages.call_finished(run_ctx, ctx.run[1], step, call_id, self.name, value)
             ctx.send([(CALL_RESULT, (call_id, value))])
             if run_ctx is not None:
                 if cached:
@@ -496,7 +494,7 @@ def _previous(ctx: TaskContext) -> Any:
     Read from the run's channels: they change only between steps, so this is the value
     of the step the entrypoint runs in.
     """
-    run = ctx.run.run if ctx.run is not None else None
+    run = ctx.run[0] if isinstance(ctx.run, tuple) else None
     loop = getattr(run, "loop", None)
     channel = loop.channels.get(PREVIOUS) if loop is not None else None
     if channel is None or not channel.is_available():

@@ -23,7 +23,7 @@ class _CallReport:
     """Reports the attempts of one ``@task`` call to the run's observers (each attempt
     a run of its own) and gives a model library the call's config while it runs."""
 
-    __slots__ = ("call_ctx", "call_id", "input", "name", "observed", "observers")
+    __slots__ = ("call_ctx", "call_id", "observed", "started_args")
 
     def __init__(
         self,
@@ -37,19 +37,18 @@ class _CallReport:
     ) -> None:
         self.call_ctx = call_ctx
         self.call_id = call_id
-        self.name = name
-        self.observed = observed = ctx.run
-        self.observers = observed.run.observers if observed is not None else None
-        if self.observers is not None and not self.observers.wants("call_started"):
-            self.observers = None
-        self.input = _call_input(func, args, kwargs) if self.observers is not None else None
+        self.observed = _observed(ctx)
+        self.started_args = (
+            None
+            if self.observed is None
+            else (*self.observed, call_id, name, _call_input(func, args, kwargs))
+        )
 
     def started(self) -> Any:
         """Report an attempt's start (a report to resolve, or ``None``)."""
-        if self.observers is None:
+        if self.started_args is None:
             return None
-        run, task = self.observed
-        return self.observers.call_started(run, task, self.call_id, self.name, self.input)
+        return self.started_args[0].observers.call_started(*self.started_args)
 
     def enter(self) -> Any:
         """Enter the call's scope for a model library; returns the undo or ``None``."""
@@ -62,17 +61,15 @@ class _CallReport:
 
     def failed(self, exc: BaseException) -> Any:
         """Report that an attempt failed with ``exc``."""
-        if self.observers is None:
+        if self.observed is None:
             return None
-        run, task = self.observed
-        return self.observers.call_failed(run, task, self.call_id, exc)
+        return self.observed[0].observers.call_failed(*self.observed, self.call_id, exc)
 
     def finished(self, value: Any) -> Any:
         """Report that the call returned ``value``."""
-        if self.observers is None:
+        if self.observed is None:
             return None
-        run, task = self.observed
-        return self.observers.call_finished(run, task, self.call_id, value)
+        return self.observed[0].observers.call_finished(*self.observed, self.call_id, value)
 
 
 def _enter_call_scope(ctx: TaskContext, call_id: str) -> Any:
@@ -83,6 +80,18 @@ def _enter_call_scope(ctx: TaskContext, call_id: str) -> Any:
 
     bridge = langchain_bridge()
     return bridge.enter_call(ctx, call_id) if bridge is not None else None
+
+
+def _observed(ctx: Any) -> tuple[Any, Any] | None:
+    """``(run, task)`` of the calling task when the run has observers of calls."""
+    pair = ctx.run
+    if not isinstance(pair, tuple):
+        return None
+    run_ctx = pair[0]
+    observers = getattr(run_ctx, "observers", None)
+    if observers is None or not observers.wants("call_started"):
+        return None
+    return run_ctx, pair[1]
 
 
 def _call_input(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -146,7 +155,7 @@ def _call_config(ctx: TaskContext, call_id: str, name: str) -> Callable[[], dict
     """Builds the run config of a ``@task`` call: its caller's, attributed to the call
     (``langgraph_node`` the task, its path and checkpoint namespace), as LangGraph gives
     it, so models and tools called inside are reported as the task's."""
-    task = ctx.run.task if ctx.run is not None else None
+    task = ctx.run[1] if isinstance(ctx.run, tuple) else None
     if task is None:
         return ctx.make_config
 

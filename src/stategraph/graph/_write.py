@@ -271,11 +271,9 @@ class BranchWriter:
             state = self.mapper(state)
         ctx = CURRENT_TASK.get()
         observed = None
-        if ctx is not None and ctx.run is not None and ctx.run.run.observers is not None:
+        if ctx is not None and isinstance(ctx.run, tuple) and ctx.run[0].observers is not None:
             observed = ctx.run
-            resolve_report(
-                observed.run.observers.branch_started(*observed, self, self.label, state)
-            )
+            resolve_report(observed[0].observers.branch_started(*observed, self, self.label, state))
         if self.path.is_async:
             # the routing function is called only once this is awaited: a sync run
             # that cannot await it closes this coroutine and nothing is left pending
@@ -284,10 +282,10 @@ class BranchWriter:
             result = self.path(state, ctx) if ctx is not None else self.path.func(state)
         except Exception as exc:
             if observed is not None:
-                resolve_report(observed.run.observers.branch_failed(*observed, self, exc))
+                resolve_report(observed[0].observers.branch_failed(*observed, self, exc))
             raise
         if observed is not None:
-            resolve_report(observed.run.observers.branch_finished(*observed, self, result))
+            resolve_report(observed[0].observers.branch_finished(*observed, self, result))
         task.writes.extend(self.resolve(result))
         return None
 
@@ -305,10 +303,10 @@ class BranchWriter:
             result = await pending
         except Exception as exc:
             if observed is not None:
-                await aresolve(observed.run.observers.branch_failed(*observed, self, exc))
+                await aresolve(observed[0].observers.branch_failed(*observed, self, exc))
             raise
         if observed is not None:
-            await aresolve(observed.run.observers.branch_finished(*observed, self, result))
+            await aresolve(observed[0].observers.branch_finished(*observed, self, result))
         task.writes.extend(self.resolve(result))
 
     def static_routes(self) -> list[Route]:
@@ -367,7 +365,7 @@ def _bubbling(command: Command[Any]) -> None:
     """Tell the ``messages`` stream that ``command``'s update leaves through the parent
     graph, so its messages are not sent as a node's output (as in LangGraph)."""
     ctx = CURRENT_TASK.get()
-    run = ctx.run.run if ctx is not None and ctx.run is not None else None
+    run = ctx.run[0] if ctx is not None and isinstance(ctx.run, tuple) else None
     emitter = getattr(run, "messages", None)
     if emitter is not None and command.update is not None:
         emitter.bubbled(command.update)

@@ -34,10 +34,10 @@ from typing import TYPE_CHECKING, Any
 
 from stategraph._failures import report_failure
 from stategraph._sync_await import aresolve, resolve
-from stategraph.observe._protocol import RunObserver
+from stategraph.observe._protocol import RunAndTask, RunObserver
 
 if TYPE_CHECKING:
-    from stategraph.observe._protocol import RunAndTask, RunRecord, TaskRecord
+    from stategraph.observe._protocol import RunRecord, TaskRecord
 
 __all__ = [
     "Observers",
@@ -323,10 +323,15 @@ async def _gather(pending: list[Awaitable[Any]]) -> None:
 
 
 def current_run_and_task() -> RunAndTask | None:
-    """The run and task of the node code calling this, or ``None`` outside a run."""
+    """The run and task of the node code calling this, or ``None`` outside a run.
+
+    (A running task's context holds them as a plain pair, the cheapest thing to make
+    for every task; this names them for the observer asking.)
+    """
     from stategraph._context import CURRENT_TASK
 
     ctx = CURRENT_TASK.get()
-    if ctx is None or ctx.run is None:
+    if ctx is None or not isinstance(ctx.run, tuple):
         return None
-    return ctx.run
+    run, task = ctx.run
+    return RunAndTask(run, task)

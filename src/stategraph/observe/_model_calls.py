@@ -207,7 +207,7 @@ def _running(ctx: TaskContext | None = None) -> tuple[TaskContext, RunContext, T
     if ctx is None:
         return None
     pair = ctx.run
-    if pair is None:
+    if not isinstance(pair, tuple):
         return None
     run, task = pair
     if not run.model_handlers:

@@ -220,8 +220,8 @@ class RunRecord(Protocol):
 
 
 class RunAndTask(NamedTuple):
-    """Where node code runs: its run and its task (a running task context's ``run``,
-    and what :func:`~stategraph.observe.current_run_and_task` returns).
+    """Where node code runs: its run and its task (what
+    :func:`~stategraph.observe.current_run_and_task` returns to observers and hooks).
 
     A named pair: read ``.run`` and ``.task``, or unpack ``run, task = pair``.
     """

@@ -11,7 +11,7 @@ import contextvars
 import time
 import weakref
 from collections import deque
-from collections.abc import AsyncGenerator, AsyncIterator, Coroutine
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from stategraph.errors import (
@@ -242,28 +242,21 @@ class _AsyncSaver:
         self.path_ok = saver is None or fx.takes_task_path(saver, "aput_writes")
         self.last: asyncio.Task[Any] | None = None
 
-    def put(self, effect: fx.Put, blocking: bool) -> Coroutine[Any, Any, Any]:
-        """Perform a :class:`~stategraph.pregel._effects.Put` (awaited in the
-        background unless ``blocking``)."""
-        return self.call(
-            "put",
-            (effect.config, effect.checkpoint, effect.metadata, effect.new_versions),
-            blocking,
-        )
-
-    def put_writes(self, effect: fx.PutWrites, blocking: bool) -> Coroutine[Any, Any, Any]:
-        """Perform a :class:`~stategraph.pregel._effects.PutWrites` (awaited in the
-        background unless ``blocking``; without the task path for a saver that takes
-        none)."""
-        if self.path_ok:
-            args: tuple[Any, ...] = (effect.config, effect.writes, effect.task_id, effect.task_path)
+    async def perform(self, effect: fx.Put | fx.PutWrites, blocking: bool) -> Any:
+        """Await the saver call of ``effect`` (``aput``, or ``aput_writes``: without
+        the task path for a saver that takes none) with the run's fencing token: now
+        when ``blocking`` (after the chained calls), else chained after them."""
+        name: str
+        args: tuple[Any, ...]
+        if isinstance(effect, fx.Put):
+            name = "put"
+            args = (effect.config, effect.checkpoint, effect.metadata, effect.new_versions)
+        elif self.path_ok:
+            name = "put_writes"
+            args = (effect.config, effect.writes, effect.task_id, effect.task_path)
         else:
+            name = "put_writes"
             args = (effect.config, effect.writes, effect.task_id)
-        return self.call("put_writes", args, blocking)
-
-    async def call(self, name: str, args: tuple[Any, ...], blocking: bool) -> Any:
-        """Await ``saver.a<name>(*args)`` (with the run's fencing token), now when
-        ``blocking`` (after the chained calls), else chained after them."""
         method = getattr(self.saver, "a" + name)
         if self.token is not None:
             args = (fenced(args[0], self.token), *args[1:])
@@ -347,11 +340,11 @@ async def _drive_async(
                     if watch is not None:
                         await aresolve(watch.step_finished())
                 case fx.Put():
-                    await saver.put(effect, effect.blocking)
+                    await saver.perform(effect, effect.blocking)
                     if watch is not None:
                         await aresolve(watch.checkpoint(effect))
                 case fx.PutWrites():
-                    await saver.put_writes(effect, effect.blocking)
+                    await saver.perform(effect, effect.blocking)
                 case fx.GetTuple(config=config):
                     value = await loop.saver.aget_tuple(config)
                 case fx.DeltaHistory(config=config, channels=channels):
@@ -398,9 +391,9 @@ async def _unwind(gen: Any, exc: BaseException, loop: Loop, saver: _AsyncSaver) 
                 case fx.GetTuple(config=config):
                     value = await loop.saver.aget_tuple(config)
                 case fx.Put():
-                    await saver.put(effect, True)
+                    await saver.perform(effect, True)
                 case fx.PutWrites():
-                    await saver.put_writes(effect, True)
+                    await saver.perform(effect, True)
                 case fx.Flush():
                     await saver.flush()
             effect = gen.send(value)
@@ -415,7 +408,7 @@ async def _finish(loop: Loop, task: Task, saver: _AsyncSaver) -> list[Task]:
         if isinstance(eff, fx.Spawn):
             spawned.append(eff.task)
         else:
-            await saver.put_writes(eff, eff.blocking)
+            await saver.perform(eff, eff.blocking)
     return spawned
 
 

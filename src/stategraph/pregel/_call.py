@@ -41,7 +41,7 @@ def _inject(name: str, ctx: TaskContext) -> Any:
         return ctx.config
     if name == "error":
         # error handlers: the NodeError of the failure being handled, kept on the task
-        return ctx.run.task.node_error
+        return ctx.run[1].node_error
     runtime = ctx.runtime
     if name == "runtime":
         return runtime

@@ -64,7 +64,7 @@ def _held_token(saver: Any, thread_id: str) -> int | None:
     from stategraph._context import CURRENT_TASK
 
     ctx = CURRENT_TASK.get()
-    run = ctx.run.run if ctx is not None and ctx.run is not None else None
+    run = ctx.run[0] if ctx is not None and isinstance(ctx.run, tuple) else None
     guard: RunGuard | None = getattr(run, "guard", None)
     if guard is None or guard.saver is not saver or guard.lease.thread_id != thread_id:
         return -1

@@ -181,27 +181,21 @@ class _Saver:
             if self.error is None:
                 self.error = exc
 
-    def put(self, effect: fx.Put, blocking: bool) -> None:
-        """Perform a :class:`~stategraph.pregel._effects.Put` (in the background
-        unless ``blocking``)."""
-        self.call(
-            "put",
-            (effect.config, effect.checkpoint, effect.metadata, effect.new_versions),
-            blocking,
-        )
-
-    def put_writes(self, effect: fx.PutWrites, blocking: bool) -> None:
-        """Perform a :class:`~stategraph.pregel._effects.PutWrites` (in the background
-        unless ``blocking``; without the task path for a saver that takes none)."""
-        if self.path_ok:
-            args: tuple[Any, ...] = (effect.config, effect.writes, effect.task_id, effect.task_path)
-        else:
-            args = (effect.config, effect.writes, effect.task_id)
-        self.call("put_writes", args, blocking)
-
-    def call(self, name: str, args: tuple[Any, ...], blocking: bool) -> Any:
-        """Call ``saver.<name>(*args)`` (with the run's fencing token), now when
+    def perform(self, effect: fx.Put | fx.PutWrites, blocking: bool) -> Any:
+        """Make the saver call of ``effect`` (``put``, or ``put_writes``: without the
+        task path for a saver that takes none) with the run's fencing token: now when
         ``blocking`` (after the queued calls), else on the background thread."""
+        name: str
+        args: tuple[Any, ...]
+        if isinstance(effect, fx.Put):
+            name = "put"
+            args = (effect.config, effect.checkpoint, effect.metadata, effect.new_versions)
+        elif self.path_ok:
+            name = "put_writes"
+            args = (effect.config, effect.writes, effect.task_id, effect.task_path)
+        else:
+            name = "put_writes"
+            args = (effect.config, effect.writes, effect.task_id)
         if self.token is not None:
             args = (fenced(args[0], self.token), *args[1:])
         if blocking:
@@ -304,11 +298,11 @@ def _drive_sync(loop: Loop, chunks: queue.SimpleQueue[Any] | None, guard: Any) -
                     if watch is not None:
                         resolve(watch.step_finished())
                 case fx.Put():
-                    saver.put(effect, effect.blocking)
+                    saver.perform(effect, effect.blocking)
                     if watch is not None:
                         resolve(watch.checkpoint(effect))
                 case fx.PutWrites():
-                    saver.put_writes(effect, effect.blocking)
+                    saver.perform(effect, effect.blocking)
                 case fx.GetTuple(config=config):
                     value = loop.saver.get_tuple(config)
                 case fx.DeltaHistory(config=config, channels=channels):
@@ -357,9 +351,9 @@ def _unwind(gen: Any, exc: BaseException, loop: Loop, saver: _Saver) -> None:
                 case fx.GetTuple(config=config):
                     value = loop.saver.get_tuple(config)
                 case fx.Put():
-                    saver.put(effect, True)
+                    saver.perform(effect, True)
                 case fx.PutWrites():
-                    saver.put_writes(effect, True)
+                    saver.perform(effect, True)
                 case fx.Flush():
                     saver.flush()
             effect = gen.send(value)
@@ -387,7 +381,7 @@ def _finish(loop: Loop, task: Task, saver: _Saver) -> list[Task]:
         if isinstance(eff, fx.Spawn):
             spawned.append(eff.task)
         else:
-            saver.put_writes(eff, eff.blocking)
+            saver.perform(eff, eff.blocking)
     return spawned
 
 

@@ -143,7 +143,7 @@ def _node_run(ctx: TaskContext) -> tuple[Any, Any] | None:
     from stategraph.observe._callbacks import CallbackObserver
 
     pair = ctx.run
-    if pair is None:
+    if not isinstance(pair, tuple):
         return None
     run, task = pair
     observers = run.observers
@@ -189,7 +189,7 @@ def enter_task(ctx: TaskContext) -> Callable[[], None]:
     else:
         handlers = list(callbacks or ())
     pair = ctx.run
-    streams = pair is not None and _wants_tokens(pair.run, handlers)
+    streams = isinstance(pair, tuple) and _wants_tokens(pair[0], handlers)
     bridge = StreamingHookBridge(ctx) if streams else HookBridge(ctx)
     if found is not None:
         config["callbacks"] = _child_manager(found[1], [*handlers, bridge])
@@ -223,7 +223,7 @@ def enter_call(ctx: TaskContext, call_id: str) -> Callable[[], None]:
 
     config = dict(ctx.config)
     pair = ctx.run
-    if pair is None:
+    if not isinstance(pair, tuple):
         return _publish(config)
     run, task = pair
     observers = run.observers.items if run.observers is not None else ()

@@ -80,7 +80,7 @@ class RunSetupMixin(PregelBase):
         parent = CURRENT_TASK.get()
         parent_run: RunContext | None = None
         parent_task: Task | None = None
-        if parent is not None and parent.run is not None:
+        if parent is not None and isinstance(parent.run, tuple):
             parent_run, parent_task = parent.run
         conf = dict(cfg.get(CONF) or {})
         if parent_run is not None:

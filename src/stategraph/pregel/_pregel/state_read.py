@@ -165,8 +165,8 @@ def _require_saver(graph: Pregel, config: Mapping[str, Any]) -> Any:
         from stategraph._context import CURRENT_TASK
 
         ctx = CURRENT_TASK.get()
-        if ctx is not None and ctx.run is not None:
-            saver = ctx.run.run.checkpointer
+        if ctx is not None and isinstance(ctx.run, tuple):
+            saver = ctx.run[0].checkpointer
         elif saver is True:
             from stategraph.pregel._pregel.config import _ROOT_CHECKPOINTER_TRUE
 
