@@ -17,6 +17,7 @@ from stategraph.checkpoint.base import CheckpointMetadata, create_checkpoint, em
 from stategraph.checkpoint.memory import InMemorySaver
 from stategraph.checkpoint.sqlite import SqliteSaver
 from stategraph.graph import END, START, StateGraph
+from stategraph.pregel._effects import Put
 from stategraph.pregel._sync_shell import _Saver
 
 
@@ -166,7 +167,7 @@ def _queue_puts(worker: _Saver, saver: InMemorySaver, steps: int) -> None:
     config: dict[str, Any] = root
     for step in range(steps):
         checkpoint = create_checkpoint(parent, None, step)
-        worker.call("put", (config, checkpoint, {"source": "loop", "step": step}, {}), False)
+        worker.perform(Put(config, checkpoint, {"source": "loop", "step": step}, {}, False), False)
         config = {"configurable": {**root["configurable"], "checkpoint_id": checkpoint["id"]}}
         parent = checkpoint
 

@@ -368,3 +368,37 @@ def test_fan_out_only_calls_observers_that_override_the_method() -> None:
     assert not Observers([only]).wants("task_started")
     assert Observers([]).wants("run_started") is False
     assert not Observers([])
+
+
+@pytest.mark.parametrize("is_async", [False, True])
+def test_node_code_finds_its_run_and_task_by_name(is_async: bool) -> None:
+    from stategraph.observe import RunAndTask, current_run_and_task
+
+    seen: list[Any] = []
+
+    def look(state: State) -> State:
+        seen.append(current_run_and_task())
+        return {"trail": ["look"]}
+
+    async def alook(state: State) -> State:
+        return look(state)
+
+    graph = (
+        StateGraph(State)
+        .add_node("look", alook if is_async else look)
+        .add_edge(START, "look")
+        .compile(name="finder")
+    )
+    if is_async:
+        asyncio.run(graph.ainvoke({"trail": []}))
+    else:
+        graph.invoke({"trail": []})
+
+    (where,) = seen
+    assert isinstance(where, RunAndTask)
+    assert where.run.graph.name == "finder"
+    assert where.task.name == "look"
+    assert where.task.ns == f"look:{where.task.id}"
+    run, task = where  # still unpacks as a pair
+    assert (run, task) == (where.run, where.task)
+    assert current_run_and_task() is None  # outside a run

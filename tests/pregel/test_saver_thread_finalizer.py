@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from stategraph.pregel._effects import PutWrites
 from stategraph.pregel._sync_shell import _Saver
 
 
@@ -52,9 +53,9 @@ def test_closing_another_runs_saver_on_a_saver_thread_does_not_wait() -> None:
 
     active = _Saver(LockedSaver(lock, on_call=finalize_abandoned_run))
     # the abandoned run has a call queued that will wait for the lock ...
-    abandoned.call("put_writes", ({}, [], "abandoned-call"), blocking=False)
+    abandoned.perform(PutWrites({}, [], "abandoned-call", "", False), blocking=False)
     # ... and the active run's saver thread takes the lock and finalizes that run
-    active.call("put_writes", ({}, [], "active-call"), blocking=False)
+    active.perform(PutWrites({}, [], "active-call", "", False), blocking=False)
     assert closed.wait(5), "closing the abandoned run's saver waited for a saver thread"
     done = threading.Thread(target=active.close)
     done.start()
@@ -72,7 +73,7 @@ def test_closing_another_runs_saver_on_a_saver_thread_does_not_wait() -> None:
 def test_a_saver_closed_on_an_ordinary_thread_still_waits_for_its_calls() -> None:
     lock = threading.Lock()
     saver = _Saver(LockedSaver(lock))
-    saver.call("put_writes", ({}, [], "queued"), blocking=False)
+    saver.perform(PutWrites({}, [], "queued", "", False), blocking=False)
     saver.close()
     # close() on a non-saver thread flushes: the call is done when it returns
     assert saver.saver.calls == ["queued"]

@@ -3,7 +3,8 @@
 The runtime (:mod:`stategraph.pregel`) reports what happens in a run through one
 protocol, :class:`RunObserver`, whose calls carry the records of
 :mod:`stategraph.observe._protocol` (:class:`RunRecord`, :class:`TaskRecord`,
-:class:`NodeRecord`). Everything that consumes those reports lives here:
+:class:`NodeRecord`; node code finds its run and task as a :class:`RunAndTask`).
+Everything that consumes those reports lives here:
 
 - the fan-out to a run's observers and the global registry (``_fanout``);
 - LangChain-style callback handlers of ``config["callbacks"]`` (``_callbacks``);
@@ -35,6 +36,7 @@ __all__ = [
     "NodeRecord",
     "LoopRecord",
     "StepRecord",
+    "RunAndTask",
     "task_run_metadata",
     "call_run_metadata",
     "call_namespace",
@@ -73,6 +75,7 @@ _LAZY = {
     "task_scopes": "stategraph.observe._model_calls",
     "LoopRecord": "stategraph.observe._protocol",
     "NodeRecord": "stategraph.observe._protocol",
+    "RunAndTask": "stategraph.observe._protocol",
     "RunObserver": "stategraph.observe._protocol",
     "RunRecord": "stategraph.observe._protocol",
     "StepRecord": "stategraph.observe._protocol",
@@ -104,6 +107,7 @@ if TYPE_CHECKING:
     from stategraph.observe._protocol import (
         LoopRecord,
         NodeRecord,
+        RunAndTask,
         RunObserver,
         RunRecord,
         StepRecord,

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from stategraph._failures import report_failure
 from stategraph._sync_await import aresolve, resolve
-from stategraph.observe._protocol import RunObserver
+from stategraph.observe._protocol import RunAndTask, RunObserver
 
 if TYPE_CHECKING:
     from stategraph.observe._protocol import RunRecord, TaskRecord
@@ -272,30 +272,30 @@ class ModelCallObserving:
     def __init__(self, observers: Observers) -> None:
         self.observers = observers
         self.streams = observers.wants("model_chunk")
-        self._where: dict[int, tuple[Any, Any]] = {}
+        self._where: dict[int, RunAndTask] = {}
 
     def on_model_start(self, call: Any) -> bool:
         current = current_run_and_task()
         if current is None:
             return False
         self._where[id(call)] = current
-        resolve(self.observers.model_started(current[0], current[1], call))
+        resolve(self.observers.model_started(current.run, current.task, call))
         return True
 
     def on_model_chunk(self, call: Any, chunk: Any) -> None:
         where = self._where.get(id(call))
         if where is not None:
-            resolve(self.observers.model_chunk(where[0], where[1], call, chunk))
+            resolve(self.observers.model_chunk(where.run, where.task, call, chunk))
 
     def on_model_end(self, call: Any, message: Any) -> None:
         where = self._where.pop(id(call), None)
         if where is not None:
-            resolve(self.observers.model_finished(where[0], where[1], call, message))
+            resolve(self.observers.model_finished(where.run, where.task, call, message))
 
     def on_model_error(self, call: Any, error: BaseException) -> None:
         where = self._where.pop(id(call), None)
         if where is not None:
-            resolve(self.observers.model_failed(where[0], where[1], call, error))
+            resolve(self.observers.model_failed(where.run, where.task, call, error))
 
 
 def chain_reports(first: Any, second: Any) -> Any:
@@ -322,11 +322,16 @@ async def _gather(pending: list[Awaitable[Any]]) -> None:
         await item
 
 
-def current_run_and_task() -> tuple[RunRecord, TaskRecord] | None:
-    """The run and task of the node code calling this, or ``None`` outside a run."""
+def current_run_and_task() -> RunAndTask | None:
+    """The run and task of the node code calling this, or ``None`` outside a run.
+
+    (A running task's context holds them as a plain pair, the cheapest thing to make
+    for every task; this names them for the observer asking.)
+    """
     from stategraph._context import CURRENT_TASK
 
     ctx = CURRENT_TASK.get()
     if ctx is None or not isinstance(ctx.run, tuple):
         return None
-    return ctx.run
+    run, task = ctx.run
+    return RunAndTask(run, task)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 if TYPE_CHECKING:
     from stategraph.observe._fanout import Observers
@@ -28,6 +28,7 @@ __all__ = [
     "NodeRecord",
     "LoopRecord",
     "StepRecord",
+    "RunAndTask",
     "ToolCallRecord",
     "task_run_metadata",
     "call_run_metadata",
@@ -225,6 +226,19 @@ class RunRecord(Protocol):
 
     def emit(self, mode: str, payload: Any) -> None:
         """Send a stream chunk of ``mode``."""
+
+
+class RunAndTask(NamedTuple):
+    """Where node code runs: its run and its task (what
+    :func:`~stategraph.observe.current_run_and_task` returns to observers and hooks).
+
+    A named pair: read ``.run`` and ``.task``, or unpack ``run, task = pair``.
+    """
+
+    run: RunRecord
+    """The run the task belongs to."""
+    task: TaskRecord
+    """The task whose code is running."""
 
 
 @dataclass(frozen=True)

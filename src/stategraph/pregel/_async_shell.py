@@ -242,10 +242,22 @@ class _AsyncSaver:
         self.path_ok = saver is None or fx.takes_task_path(saver, "aput_writes")
         self.last: asyncio.Task[Any] | None = None
 
-    async def call(self, name: str, args: tuple[Any, ...], blocking: bool) -> Any:
+    async def perform(self, effect: fx.Put | fx.PutWrites, blocking: bool) -> Any:
+        """Await the saver call of ``effect`` (``aput``, or ``aput_writes``: without
+        the task path for a saver that takes none) with the run's fencing token: now
+        when ``blocking`` (after the chained calls), else chained after them."""
+        name: str
+        args: tuple[Any, ...]
+        if isinstance(effect, fx.Put):
+            name = "put"
+            args = (effect.config, effect.checkpoint, effect.metadata, effect.new_versions)
+        elif self.path_ok:
+            name = "put_writes"
+            args = (effect.config, effect.writes, effect.task_id, effect.task_path)
+        else:
+            name = "put_writes"
+            args = (effect.config, effect.writes, effect.task_id)
         method = getattr(self.saver, "a" + name)
-        if name == "put_writes" and not self.path_ok:
-            args = args[:3]
         if self.token is not None:
             args = (fenced(args[0], self.token), *args[1:])
         if blocking:
@@ -310,40 +322,39 @@ async def _drive_async(
         while True:
             while pending:
                 yield pending.popleft()
-            tag = effect[0]
             value = None
-            if tag == fx.EXECUTE:
-                tasks = effect[1]
-                if watch is not None:
-                    await aresolve(watch.step_started(tasks))
-                try:
-                    if _runs_in_place(loop, tasks, chunks):
-                        await _run_in_place(loop, tasks[0], saver)
-                    else:
-                        async for chunk in _execute(loop, tasks, saver, chunks):
-                            yield chunk
-                except (Exception, asyncio.CancelledError) as exc:
-                    # the run was cancelled (or a step timed out): let the loop save
-                    # what it must (durability="exit" saves now), then re-raise
-                    await _unwind(gen, exc, loop, saver)
-                if watch is not None:
-                    await aresolve(watch.step_finished())
-            elif tag == fx.GET_TUPLE:
-                value = await loop.saver.aget_tuple(effect[1])
-            elif tag == fx.DELTA_HISTORY:
-                value = await loop.saver.aget_delta_channel_history(
-                    config=effect[1], channels=effect[2]
-                )
-            elif tag == fx.GET_BEFORE:
-                value = await fx.aget_before(loop.saver, effect)
-            elif tag == fx.PUT:
-                await saver.call("put", effect[1:5], effect[5])
-                if watch is not None:
-                    await aresolve(watch.checkpoint(effect))
-            elif tag == fx.PUT_WRITES:
-                await saver.call("put_writes", effect[1:5], effect[5])
-            elif tag == fx.FLUSH:
-                await saver.flush()
+            match effect:
+                case fx.Execute(tasks=tasks):
+                    if watch is not None:
+                        await aresolve(watch.step_started(tasks))
+                    try:
+                        if _runs_in_place(loop, tasks, chunks):
+                            await _run_in_place(loop, tasks[0], saver)
+                        else:
+                            async for chunk in _execute(loop, tasks, saver, chunks):
+                                yield chunk
+                    except (Exception, asyncio.CancelledError) as exc:
+                        # the run was cancelled (or a step timed out): let the loop save
+                        # what it must (durability="exit" saves now), then re-raise
+                        await _unwind(gen, exc, loop, saver)
+                    if watch is not None:
+                        await aresolve(watch.step_finished())
+                case fx.Put():
+                    await saver.perform(effect, effect.blocking)
+                    if watch is not None:
+                        await aresolve(watch.checkpoint(effect))
+                case fx.PutWrites():
+                    await saver.perform(effect, effect.blocking)
+                case fx.GetTuple(config=config):
+                    value = await loop.saver.aget_tuple(config)
+                case fx.DeltaHistory(config=config, channels=channels):
+                    value = await loop.saver.aget_delta_channel_history(
+                        config=config, channels=channels
+                    )
+                case fx.GetBefore():
+                    value = await fx.aget_before(loop.saver, effect)
+                case fx.Flush():
+                    await saver.flush()
             effect = gen.send(value)
     except StopIteration as stop:
         loop.output = stop.value
@@ -375,16 +386,16 @@ async def _unwind(gen: Any, exc: BaseException, loop: Loop, saver: _AsyncSaver) 
     try:
         effect = gen.throw(exc)
         while True:
-            tag = effect[0]
             value: Any = None
-            if tag == fx.GET_TUPLE:
-                value = await loop.saver.aget_tuple(effect[1])
-            elif tag == fx.PUT:
-                await saver.call("put", effect[1:5], True)
-            elif tag == fx.PUT_WRITES:
-                await saver.call("put_writes", effect[1:5], True)
-            elif tag == fx.FLUSH:
-                await saver.flush()
+            match effect:
+                case fx.GetTuple(config=config):
+                    value = await loop.saver.aget_tuple(config)
+                case fx.Put():
+                    await saver.perform(effect, True)
+                case fx.PutWrites():
+                    await saver.perform(effect, True)
+                case fx.Flush():
+                    await saver.flush()
             effect = gen.send(value)
     except StopIteration:
         raise exc from None
@@ -394,10 +405,10 @@ async def _finish(loop: Loop, task: Task, saver: _AsyncSaver) -> list[Task]:
     """Record a finished task; returns the tasks it starts in the same step (handlers)."""
     spawned: list[Task] = []
     for eff in loop.task_finished(task):
-        if eff[0] == fx.SPAWN:
-            spawned.append(eff[1])
+        if isinstance(eff, fx.Spawn):
+            spawned.append(eff.task)
         else:
-            await saver.call("put_writes", eff[1:5], eff[5])
+            await saver.perform(eff, eff.blocking)
     return spawned
 
 

@@ -181,9 +181,21 @@ class _Saver:
             if self.error is None:
                 self.error = exc
 
-    def call(self, name: str, args: tuple[Any, ...], blocking: bool) -> Any:
-        if name == "put_writes" and not self.path_ok:
-            args = args[:3]
+    def perform(self, effect: fx.Put | fx.PutWrites, blocking: bool) -> Any:
+        """Make the saver call of ``effect`` (``put``, or ``put_writes``: without the
+        task path for a saver that takes none) with the run's fencing token: now when
+        ``blocking`` (after the queued calls), else on the background thread."""
+        name: str
+        args: tuple[Any, ...]
+        if isinstance(effect, fx.Put):
+            name = "put"
+            args = (effect.config, effect.checkpoint, effect.metadata, effect.new_versions)
+        elif self.path_ok:
+            name = "put_writes"
+            args = (effect.config, effect.writes, effect.task_id, effect.task_path)
+        else:
+            name = "put_writes"
+            args = (effect.config, effect.writes, effect.task_id)
         if self.token is not None:
             args = (fenced(args[0], self.token), *args[1:])
         if blocking:
@@ -273,33 +285,33 @@ def _drive_sync(loop: Loop, chunks: queue.SimpleQueue[Any] | None, guard: Any) -
         while True:
             if chunks is not None:
                 yield from _drain(chunks)
-            tag = effect[0]
             value = None
-            if tag == fx.GET_TUPLE:
-                value = loop.saver.get_tuple(effect[1])
-            elif tag == fx.DELTA_HISTORY:
-                value = loop.saver.get_delta_channel_history(config=effect[1], channels=effect[2])
-            elif tag == fx.GET_BEFORE:
-                value = fx.get_before(loop.saver, effect)
-            elif tag == fx.PUT:
-                saver.call("put", effect[1:5], effect[5])
-                if watch is not None:
-                    resolve(watch.checkpoint(effect))
-            elif tag == fx.PUT_WRITES:
-                saver.call("put_writes", effect[1:5], effect[5])
-            elif tag == fx.EXECUTE:
-                if watch is not None:
-                    resolve(watch.step_started(effect[1]))
-                try:
-                    yield from _execute(loop, effect[1], saver, pool, chunks)
-                except (Exception, KeyboardInterrupt) as exc:
-                    # interrupted from outside (or a step timed out): let the loop save
-                    # what it must (durability="exit" saves now), then re-raise
-                    _unwind(gen, exc, loop, saver)
-                if watch is not None:
-                    resolve(watch.step_finished())
-            elif tag == fx.FLUSH:
-                saver.flush()
+            match effect:
+                case fx.Execute(tasks=tasks):
+                    if watch is not None:
+                        resolve(watch.step_started(tasks))
+                    try:
+                        yield from _execute(loop, tasks, saver, pool, chunks)
+                    except (Exception, KeyboardInterrupt) as exc:
+                        # interrupted from outside (or a step timed out): let the loop
+                        # save what it must (durability="exit" saves now), then re-raise
+                        _unwind(gen, exc, loop, saver)
+                    if watch is not None:
+                        resolve(watch.step_finished())
+                case fx.Put():
+                    saver.perform(effect, effect.blocking)
+                    if watch is not None:
+                        resolve(watch.checkpoint(effect))
+                case fx.PutWrites():
+                    saver.perform(effect, effect.blocking)
+                case fx.GetTuple(config=config):
+                    value = loop.saver.get_tuple(config)
+                case fx.DeltaHistory(config=config, channels=channels):
+                    value = loop.saver.get_delta_channel_history(config=config, channels=channels)
+                case fx.GetBefore():
+                    value = fx.get_before(loop.saver, effect)
+                case fx.Flush():
+                    saver.flush()
             effect = gen.send(value)
     except StopIteration as stop:
         if chunks is not None:
@@ -335,16 +347,16 @@ def _unwind(gen: Any, exc: BaseException, loop: Loop, saver: _Saver) -> None:
     try:
         effect = gen.throw(exc)
         while True:
-            tag = effect[0]
             value: Any = None
-            if tag == fx.GET_TUPLE:
-                value = loop.saver.get_tuple(effect[1])
-            elif tag == fx.PUT:
-                saver.call("put", effect[1:5], True)
-            elif tag == fx.PUT_WRITES:
-                saver.call("put_writes", effect[1:5], True)
-            elif tag == fx.FLUSH:
-                saver.flush()
+            match effect:
+                case fx.GetTuple(config=config):
+                    value = loop.saver.get_tuple(config)
+                case fx.Put():
+                    saver.perform(effect, True)
+                case fx.PutWrites():
+                    saver.perform(effect, True)
+                case fx.Flush():
+                    saver.flush()
             effect = gen.send(value)
     except StopIteration:
         raise exc from None
@@ -367,10 +379,10 @@ def _finish(loop: Loop, task: Task, saver: _Saver) -> list[Task]:
     """Record a finished task; returns the tasks it starts in the same step (handlers)."""
     spawned: list[Task] = []
     for eff in loop.task_finished(task):
-        if eff[0] == fx.SPAWN:
-            spawned.append(eff[1])
+        if isinstance(eff, fx.Spawn):
+            spawned.append(eff.task)
         else:
-            saver.call("put_writes", eff[1:5], eff[5])
+            saver.perform(eff, eff.blocking)
     return spawned
 
 

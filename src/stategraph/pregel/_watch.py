@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from stategraph.observe._fanout import Observers, chain_reports
 
 if TYPE_CHECKING:
+    from stategraph.pregel._effects import Put
     from stategraph.pregel._run import RunContext
     from stategraph.pregel._task import Task
 
@@ -56,9 +57,10 @@ class RunWatch:
     def step_finished(self) -> Any:
         return self.observers.step_finished(self.run, self.step)
 
-    def checkpoint(self, effect: tuple[Any, ...]) -> Any:
-        # (PUT, config, checkpoint, metadata, new_versions, blocking)
-        return self.observers.checkpoint_saved(self.run, effect[1], effect[2], effect[3])
+    def checkpoint(self, effect: Put) -> Any:
+        return self.observers.checkpoint_saved(
+            self.run, effect.config, effect.checkpoint, effect.metadata
+        )
 
     def finished(self, output: Any) -> Any:
         return chain_reports(self._resumed(), self.observers.run_finished(self.run, output))

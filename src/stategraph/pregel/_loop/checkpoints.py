@@ -60,7 +60,7 @@ class CheckpointsMixin(LoopFields):
         if self.delta_keys:
             self.delta_counters = read_counters(saved.metadata, self.delta_keys)
 
-    def _hydrate(self, saved: Any) -> Generator[Any, Any, None]:
+    def _hydrate(self, saved: Any) -> Generator[fx.Effect, Any, None]:
         """Rebuild the reducer channels whose value the loaded checkpoint does not
         store (``DeltaChannel`` deltas) from the saver's history of the thread."""
         if saved is None or not self.rebuildable or self.saver is None:
@@ -71,7 +71,7 @@ class CheckpointsMixin(LoopFields):
         need = [k for k in self.rebuildable if k not in values and k in versions]
         if not need:
             return
-        history = yield (fx.DELTA_HISTORY, saved.config, need)
+        history = yield fx.DeltaHistory(saved.config, need)
         specs = self.graph.channels
         for k in need:
             entry = (history or {}).get(k) or {}
@@ -166,7 +166,7 @@ class CheckpointsMixin(LoopFields):
                     out[i] = (c, fixed)
         return out
 
-    def _save(self, source: str, step: int) -> Generator[Any, Any, None]:
+    def _save(self, source: str, step: int) -> Generator[fx.Effect, Any, None]:
         """Create a checkpoint of the current channels and save it per durability."""
         if not self.want_checkpoints:
             # no saver: nothing reads these ids back, but task ids and subgraph
@@ -254,7 +254,7 @@ class CheckpointsMixin(LoopFields):
                 # the next steps cannot change what gets saved
                 handed = {**checkpoint, "channel_versions": dict(versions)}
                 handed["versions_seen"] = dict(seen)
-                yield (fx.PUT, put_config, handed, metadata, new_versions, self.blocking)
+                yield fx.Put(put_config, handed, metadata, new_versions, self.blocking)
                 self.dirty = False
             else:
                 self.dirty = True
@@ -350,7 +350,7 @@ class CheckpointsMixin(LoopFields):
 
     def _put_writes(
         self, task_id: str, writes: list[tuple[str, Any]], path: str = ""
-    ) -> Generator[Any, Any, None]:
+    ) -> Generator[fx.PutWrites, Any, None]:
         if self.saver is None or not writes:
             return
         if self.untracked:
@@ -364,11 +364,11 @@ class CheckpointsMixin(LoopFields):
             if not writes:
                 writes = [(NO_WRITES, None)]  # still mark the task as finished
         if self.save_loop and not self.dirty:
-            yield (fx.PUT_WRITES, self.checkpoint_config, writes, task_id, path, self.blocking)
+            yield fx.PutWrites(self.checkpoint_config, writes, task_id, path, self.blocking)
         else:
             self.exit_writes.append((task_id, writes, path))
 
-    def _resave_head(self) -> Generator[Any, Any, None]:
+    def _resave_head(self) -> Generator[fx.Effect, Any, None]:
         """Save the loaded checkpoint again, under the same id, with the current values."""
         if self.saver is None or not self.checkpoint_id:
             return
@@ -390,7 +390,7 @@ class CheckpointsMixin(LoopFields):
             put_config[CONF].pop("checkpoint_id", None)
         self.checkpoint = checkpoint
         self.saved_versions = dict(versions)
-        yield (fx.PUT, put_config, checkpoint, self.metadata, new_versions, True)
+        yield fx.Put(put_config, checkpoint, self.metadata, new_versions, True)
         self.checkpoint = _working_copy(checkpoint)
 
     def seal_unwritten_deltas(self) -> None:
@@ -426,7 +426,7 @@ class CheckpointsMixin(LoopFields):
             for name in waiting:
                 seen_all[name] = {**(seen_all.get(name) or {}), key: new}
 
-    def _finish_exit(self) -> Generator[Any, Any, None]:
+    def _finish_exit(self) -> Generator[fx.Effect, Any, None]:
         run = self.run
         _release(self.tasks)
         self._materialize()
@@ -448,19 +448,12 @@ class CheckpointsMixin(LoopFields):
                 if k not in stored:
                     # unchanged since the last save: keep the value stored for its version
                     exit_versions.pop(k, None)
-            yield (
-                fx.PUT,
-                put_config,
-                self.checkpoint,
-                self.metadata,
-                exit_versions,
-                True,
-            )
+            yield fx.Put(put_config, self.checkpoint, self.metadata, exit_versions, True)
             self.dirty = False
         for task_id, writes, path in self.exit_writes:
-            yield (fx.PUT_WRITES, self.checkpoint_config, writes, task_id, path, True)
+            yield fx.PutWrites(self.checkpoint_config, writes, task_id, path, True)
         self.exit_writes = []
-        yield (fx.FLUSH,)
+        yield fx.FLUSH
 
 
 def _working_copy(checkpoint: dict[str, Any]) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from collections.abc import Generator
 from typing import Any
 
 from stategraph.errors import ErrorCode, GraphRecursionError, create_error_message
+from stategraph.pregel import _effects as fx
 from stategraph.pregel._loop.fields import WriteBatch
 from stategraph.pregel._loop.start import StartMixin
 from stategraph.pregel._loop.writes import WritesMixin
@@ -36,8 +37,9 @@ __all__ = ["Loop", "WriteBatch"]
 class Loop(StartMixin, WritesMixin):
     """One run of a graph over its channels, driven step by step by a shell."""
 
-    def drive(self) -> Generator[Any, Any, Any]:
-        """Run the whole loop, yielding effects; returns the final output."""
+    def drive(self) -> Generator[fx.Effect, Any, Any]:
+        """Run the whole loop, yielding effects (:mod:`~stategraph.pregel._effects`)
+        and receiving their results; returns the final output."""
         run = self.run
         saved = None
         if self.saver is not None:

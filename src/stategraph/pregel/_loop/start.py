@@ -24,7 +24,7 @@ from stategraph.types import Command
 class StartMixin(PrepareMixin, CheckpointsMixin):
     """Loads the run's starting point and applies its input or command."""
 
-    def _load(self) -> Generator[Any, Any, Any]:
+    def _load(self) -> Generator[fx.Effect, Any, Any]:
         """Read the checkpoint the run starts from (``None`` for a new thread)."""
         run = self.run
         conf = self._base_configurable()
@@ -40,9 +40,9 @@ class StartMixin(PrepareMixin, CheckpointsMixin):
             self.replay_target = bool(target) or not run.nested
         if anchor is not None and target is None:
             # a replayed parent: start from the state this subgraph had back then
-            saved = yield (fx.GET_BEFORE, {CONF: conf}, anchor)
+            saved = yield fx.GetBefore({CONF: conf}, anchor)
         else:
-            saved = yield (fx.GET_TUPLE, {CONF: conf})
+            saved = yield fx.GetTuple({CONF: conf})
         if saved is None and wanted:
             from stategraph.errors import CheckpointNotFoundError
 
@@ -53,21 +53,20 @@ class StartMixin(PrepareMixin, CheckpointsMixin):
             )
         return saved
 
-    def _resolve_entry(self, plan: Any) -> Generator[Any, Any, None]:
+    def _resolve_entry(self, plan: Any) -> Generator[fx.Effect, Any, None]:
         """Find the root checkpoint of a subgraph checkpoint config without a map."""
         run = self.run
         # the deepest level named: its metadata knows every enclosing checkpoint
         entry_ns = max(plan.targets, key=lambda ns: ns.count(NS_SEP))
         entry_id = plan.targets[entry_ns]
-        entry = yield (
-            fx.GET_TUPLE,
+        entry = yield fx.GetTuple(
             {
                 CONF: {
                     "thread_id": run.thread_id,
                     "checkpoint_ns": entry_ns,
                     "checkpoint_id": entry_id,
                 }
-            },
+            }
         )
         parents = dict((entry.metadata or {}).get("parents") or {}) if entry is not None else {}
         root_id = parents.pop("", None)
@@ -83,7 +82,7 @@ class StartMixin(PrepareMixin, CheckpointsMixin):
         run.checkpoint_id = root_id
         plan.targets = {**parents, **plan.targets}
 
-    def _first(self, saved: Any) -> Generator[Any, Any, None]:
+    def _first(self, saved: Any) -> Generator[fx.Effect, Any, None]:
         run = self.run
         inp = self.input
         prev_step = self.metadata.get("step", -2)
@@ -128,7 +127,7 @@ class StartMixin(PrepareMixin, CheckpointsMixin):
             if self.replay_target and not run.nested and (inp.update is not None or inp.goto):
                 # a Command sent to an older checkpoint forks it, as in LangGraph: the old
                 # checkpoint and the branch built on it stay as they were saved
-                head = yield (fx.GET_TUPLE, {CONF: self._base_configurable()})
+                head = yield fx.GetTuple({CONF: self._base_configurable()})
                 fork = head is None or head.checkpoint["id"] != self.checkpoint_id
             if inp.resume is not None:
                 self._prepare_resume(inp.resume)
@@ -166,7 +165,7 @@ class StartMixin(PrepareMixin, CheckpointsMixin):
                 self.pending_writes = []
                 # re-run tasks may write other values than the ones saved before
                 self.force_delta_snapshot = True
-                head = yield (fx.GET_TUPLE, {CONF: self._base_configurable()})
+                head = yield fx.GetTuple({CONF: self._base_configurable()})
                 is_head = head is not None and head.checkpoint["id"] == self.checkpoint_id
                 self.seal_unwritten_deltas()
                 if not (is_head and self.metadata.get("source") in ("fork", "update")):

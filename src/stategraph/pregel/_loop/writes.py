@@ -34,11 +34,11 @@ from stategraph.types import Command
 class WritesMixin(PrepareMixin, CheckpointsMixin):
     """Records finished tasks and commits a step's writes."""
 
-    def _execute_step(self) -> Generator[Any, Any, None]:
+    def _execute_step(self) -> Generator[fx.Effect, Any, None]:
         run = self.run
         todo = [t for t in self.tasks.values() if not t.done]
         if todo:
-            yield (fx.EXECUTE, todo)
+            yield fx.Execute(todo)
         interrupted: list[Task] = []
         for t in self.tasks.values():
             if t.error is not None and not t.handled:
@@ -133,12 +133,12 @@ class WritesMixin(PrepareMixin, CheckpointsMixin):
             return keys in updated
         return not updated.isdisjoint(keys)
 
-    def task_finished(self, task: Task) -> list[Any]:
+    def task_finished(self, task: Task) -> list[fx.PutWrites | fx.Spawn]:
         """Record a finished task (called by the shell as each task ends).
 
         Returns the effects to perform right away (saving the task's writes).
         """
-        effects: list[Any] = []
+        effects: list[fx.PutWrites | fx.Spawn] = []
         if task.interrupted:
             # call results first: their positions stay stable across re-interrupts
             writes = _call_results(task)
@@ -169,7 +169,7 @@ class WritesMixin(PrepareMixin, CheckpointsMixin):
                     self._collect(effects, task, [*kept, (ERROR, error), (ERROR_SOURCE, task.name)])
                     task.writes = []
                     task.handled = True
-                    effects.append((fx.SPAWN, handler))
+                    effects.append(fx.Spawn(handler))
                 self._emit_task_result(task)
             return effects
         task.done = True
@@ -182,7 +182,9 @@ class WritesMixin(PrepareMixin, CheckpointsMixin):
         self._emit_task_output(task, cached=task.cached)
         return effects
 
-    def _collect(self, effects: list[Any], task: Task, writes: list[tuple[str, Any]]) -> None:
+    def _collect(
+        self, effects: list[fx.PutWrites | fx.Spawn], task: Task, writes: list[tuple[str, Any]]
+    ) -> None:
         if self.saver is None:
             return
         effects.extend(self._put_writes(task.id, writes, _path_str(task.path)))

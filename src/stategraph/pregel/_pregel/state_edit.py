@@ -13,8 +13,8 @@ from stategraph.constants import CONF, END, INPUT, INTERRUPT, NULL_TASK_ID, STAR
 from stategraph.errors import InvalidUpdateError
 from stategraph.pregel import _effects as fx
 from stategraph.pregel._pregel.state_read import (
-    _AWAIT,
     _UNFINISHED,
+    AwaitRoute,
     _mapped,
     _state_config,
     _target,
@@ -52,7 +52,7 @@ def _update_gen(
     updates = [_as_update(u) for u in updates]
     graph, cfg = _target(graph, _state_config(config), required=True)
     conf = cfg[CONF]
-    tup = yield (fx.GET_TUPLE, cfg)
+    tup = yield fx.GetTuple(cfg)
     view = _view(graph, saver, cfg)
     view._restore(tup)
     yield from view._hydrate(tup)
@@ -119,7 +119,7 @@ def _input_update(
     view.seal_unwritten_deltas()
     input_id = _uuid_for(view, INPUT)
     yield from view._save("input", step + 1 if tup is not None else -1)
-    yield (fx.PUT_WRITES, view.checkpoint_config, writes, input_id, "", True)
+    yield fx.PutWrites(view.checkpoint_config, writes, input_id, "", True)
     return _saved_config(view)
 
 
@@ -268,7 +268,7 @@ def _node_updates(
             if result is not None and hasattr(result, "__await__"):
                 # an async routing function: the async API awaits it, the sync one
                 # cannot (see _drive)
-                yield (_AWAIT, result, as_node)
+                yield AwaitRoute(result, as_node)
         check = getattr(graph, "check_state_edit", None)
         if check is not None:
             check(task.writes, channels, edit)
@@ -278,12 +278,12 @@ def _node_updates(
         # with (a later resume or clear of it would take an edit of a branch that
         # moved on for its pending task's result); the new checkpoint stores the
         # changed delta channels whole either way
-        head = yield (fx.GET_TUPLE, {CONF: view._base_configurable()})
+        head = yield fx.GetTuple({CONF: view._base_configurable()})
         if head is not None and head.checkpoint["id"] == tup.checkpoint["id"]:
             for task in tasks:
                 writes = [(c, v) for c, v in task.writes if c != TASKS]
                 if writes:
-                    yield (fx.PUT_WRITES, view.checkpoint_config, writes, task.id, "", True)
+                    yield fx.PutWrites(view.checkpoint_config, writes, task.id, "", True)
     # all updates of one superstep apply together, as the writes of one step would. As
     # in LangGraph, an update does not count as the node having run (its triggers are
     # not marked seen); the new step clears per-step triggers such as pending edges.

@@ -2,14 +2,15 @@
 what reading and editing share: the saver checks, the subgraph a config names, the
 loop view of a checkpoint, and the drivers.
 
-The logic is written once as generators that yield saver effects (the same effect
-tuples the run loop uses); :func:`_drive` and :func:`_adrive` perform them with the
-saver's sync or async methods.
+The logic is written once as generators that yield saver effects (the records of
+:mod:`~stategraph.pregel._effects` the run loop yields, and :class:`AwaitRoute`);
+:func:`_drive` and :func:`_adrive` perform them with the saver's sync or async methods.
 """
 
 from __future__ import annotations
 
 from collections.abc import Generator, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from stategraph.constants import CONF, ERROR, ERROR_SOURCE, INTERRUPT, NULL_TASK_ID
@@ -24,9 +25,15 @@ if TYPE_CHECKING:
     from stategraph.pregel.main import Pregel
 
 
-_AWAIT = "await"
-"""Effect of the update generators: ``(_AWAIT, awaitable, node)``, an async routing
-function's result that only the async driver can await."""
+@dataclass(frozen=True, slots=True)
+class AwaitRoute:
+    """Effect of the update generators: an async routing function's result, which
+    only the async driver can await (the sync one refuses it)."""
+
+    awaitable: Any
+    """What the routing function returned; the async driver sends back its value."""
+    node: str
+    """The node whose update ran the routing function (named in the sync error)."""
 
 
 _NOT_RESULT = frozenset(
@@ -89,26 +96,30 @@ def _drive(gen: Generator[Any, Any, Any], saver: Any, token: int | None = None) 
     try:
         while True:
             eff = gen.send(value)
-            tag = eff[0]
-            if tag == fx.GET_TUPLE:
-                value = saver.get_tuple(eff[1])
-            elif tag == fx.DELTA_HISTORY:
-                value = saver.get_delta_channel_history(config=eff[1], channels=eff[2])
-            elif tag == fx.GET_BEFORE:
-                value = fx.get_before(saver, eff)
-            elif tag == fx.PUT:
-                value = saver.put(_fence(eff[1], token), *eff[2:5])
-            elif tag == fx.PUT_WRITES:
-                value = saver.put_writes(_fence(eff[1], token), *eff[2:5])
-            elif tag == _AWAIT:
-                eff[1].close()
-                raise TypeError(
-                    f"Node '{eff[2]}' has an async routing function: update its state with "
-                    "aupdate_state()/abulk_update_state() (or make the routing function "
-                    "synchronous)."
-                )
-            else:
-                value = None
+            match eff:
+                case fx.GetTuple(config=config):
+                    value = saver.get_tuple(config)
+                case fx.DeltaHistory(config=config, channels=channels):
+                    value = saver.get_delta_channel_history(config=config, channels=channels)
+                case fx.GetBefore():
+                    value = fx.get_before(saver, eff)
+                case fx.Put():
+                    value = saver.put(
+                        _fence(eff.config, token), eff.checkpoint, eff.metadata, eff.new_versions
+                    )
+                case fx.PutWrites():
+                    value = saver.put_writes(
+                        _fence(eff.config, token), eff.writes, eff.task_id, eff.task_path
+                    )
+                case AwaitRoute(awaitable=awaitable, node=node):
+                    awaitable.close()
+                    raise TypeError(
+                        f"Node '{node}' has an async routing function: update its state with "
+                        "aupdate_state()/abulk_update_state() (or make the routing function "
+                        "synchronous)."
+                    )
+                case _:
+                    value = None
     except StopIteration as stop:
         return stop.value
 
@@ -118,21 +129,25 @@ async def _adrive(gen: Generator[Any, Any, Any], saver: Any, token: int | None =
     try:
         while True:
             eff = gen.send(value)
-            tag = eff[0]
-            if tag == fx.GET_TUPLE:
-                value = await saver.aget_tuple(eff[1])
-            elif tag == fx.DELTA_HISTORY:
-                value = await saver.aget_delta_channel_history(config=eff[1], channels=eff[2])
-            elif tag == fx.GET_BEFORE:
-                value = await fx.aget_before(saver, eff)
-            elif tag == fx.PUT:
-                value = await saver.aput(_fence(eff[1], token), *eff[2:5])
-            elif tag == fx.PUT_WRITES:
-                value = await saver.aput_writes(_fence(eff[1], token), *eff[2:5])
-            elif tag == _AWAIT:
-                value = await eff[1]
-            else:
-                value = None
+            match eff:
+                case fx.GetTuple(config=config):
+                    value = await saver.aget_tuple(config)
+                case fx.DeltaHistory(config=config, channels=channels):
+                    value = await saver.aget_delta_channel_history(config=config, channels=channels)
+                case fx.GetBefore():
+                    value = await fx.aget_before(saver, eff)
+                case fx.Put():
+                    value = await saver.aput(
+                        _fence(eff.config, token), eff.checkpoint, eff.metadata, eff.new_versions
+                    )
+                case fx.PutWrites():
+                    value = await saver.aput_writes(
+                        _fence(eff.config, token), eff.writes, eff.task_id, eff.task_path
+                    )
+                case AwaitRoute(awaitable=awaitable):
+                    value = await awaitable
+                case _:
+                    value = None
     except StopIteration as stop:
         return stop.value
 
@@ -334,7 +349,7 @@ def _snapshot_gen(
             # a checkpointer=True subgraph keeps its state under the node's name alone
             sub_ns = strip_task_ids(task.ns) if sub.checkpointer is True else task.ns
             sub_conf = {CONF: {"thread_id": view.run.thread_id, "checkpoint_ns": sub_ns}}
-            sub_tup = yield (fx.GET_TUPLE, sub_conf)
+            sub_tup = yield fx.GetTuple(sub_conf)
             state = yield from _snapshot_gen(sub, saver, sub_conf, sub_tup, True, True)
         task_objs.append(PregelTask(tid, task.name, task.path, error, t_interrupts, state, result))
     null_writes = [(c, v) for c, v in writes_by_task.get(NULL_TASK_ID, []) if c not in _NOT_RESULT]
@@ -376,6 +391,6 @@ def _get_state_gen(
 ) -> Generator[Any, Any, StateSnapshot]:
     target, cfg = _target(graph, _state_config(config), required=False)
     conf = cfg[CONF]
-    tup = yield (fx.GET_TUPLE, cfg)
+    tup = yield fx.GetTuple(cfg)
     latest = not conf.get("checkpoint_id")
     return (yield from _snapshot_gen(target, saver, cfg, tup, subgraphs, latest))
