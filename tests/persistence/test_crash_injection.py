@@ -226,11 +226,20 @@ def test_crash_at_every_sql_write_keeps_checkpoints_whole(
         _shut(kind, saver, conn)
         assert total >= 2
 
+        crashes = 0
         for k in range(1, total + 1):
             thread = cfg(f"t{k}")
             conn, saver = _open(kind, path, _dying_class(k))
-            with pytest.raises(Crash):
-                probe.invoke(_graph(saver, Runs()), INPUT, thread, durability=durability)
+            try:
+                out = probe.invoke(_graph(saver, Runs()), INPUT, thread, durability=durability)
+            except Crash:
+                crashes += 1
+            else:
+                # under "async" the saver batches the calls queued behind a slow one into
+                # one transaction, so a run can make fewer write statements than the run
+                # counted above and end before its k-th: it must then be whole and done
+                assert durability == "async", f"k={k}: the run made no {k}th SQL write"
+                assert out == FINAL, f"k={k}"
             _shut(kind, saver, conn)  # the process is gone: uncommitted work is rolled back
             _expire_leases(path)
             assert sqlite_integrity(path) == "ok"
@@ -245,6 +254,8 @@ def test_crash_at_every_sql_write_keeps_checkpoints_whole(
             inp = INPUT if saved.metadata is None else None
             assert probe.invoke(graph, inp, thread, durability=durability) == FINAL, f"k={k}"
             _shut(kind, saver, conn)
+        # every crash point is reached but under "async", where the first one always is
+        assert crashes == total or (durability == "async" and crashes >= 1), (crashes, total)
     finally:
         probe.close()
 
