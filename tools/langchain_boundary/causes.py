@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Iterable
 
 from cause_base import (
     Cause,
@@ -710,9 +710,16 @@ def _swallowed(cand: dict[str, Any]) -> list[str]:
     return [c.key for c in CAUSES if c.swallows and c.swallows in text]
 
 
-def explain(ref: dict[str, Any], cand: dict[str, Any]) -> list[str] | None:
+def explain(
+    ref: dict[str, Any], cand: dict[str, Any], prefer: Iterable[str] = ()
+) -> list[str] | None:
     """The keys of the causes explaining why ``cand`` differs from ``ref`` (the parts of
-    one scenario), or ``None`` when the known causes do not explain it all."""
+    one scenario), or ``None`` when the known causes do not explain it all.
+
+    When several sets of causes would explain it, those in ``prefer`` (the scenario's
+    expected causes) are kept over others: a reordering that the expected
+    ``concurrent-event-order`` explains is not blamed on a cause that happens to drop
+    the reordered events."""
     swallowed = _swallowed(cand)
     if swallowed:
         return swallowed
@@ -721,7 +728,8 @@ def explain(ref: dict[str, Any], cand: dict[str, Any]) -> list[str] | None:
     needed = list(CAUSES)
     # try to do without the coarse causes first (those that flatten a part), so a
     # scenario is explained by the most specific causes that suffice
-    for one in sorted(CAUSES, key=lambda c: (not c.flat, CAUSES.index(c))):
+    preferred = set(prefer)
+    for one in sorted(CAUSES, key=lambda c: (c.key in preferred, not c.flat, CAUSES.index(c))):
         trial = [c for c in needed if c is not one]
         if _matches(ref, cand, trial):
             needed = trial

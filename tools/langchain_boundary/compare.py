@@ -166,9 +166,14 @@ def summarize(
     return diffs, missing
 
 
-def classify(reference: dict[str, Any], candidate: dict[str, Any]) -> dict[str, list[str] | None]:
+def classify(
+    reference: dict[str, Any],
+    candidate: dict[str, Any],
+    expected: dict[str, list[str]] | None = None,
+) -> dict[str, list[str] | None]:
     """Each scenario's causes: ``[]`` when it matches, the causes explaining its
-    differences (see causes.py), or ``None`` when they do not explain it all."""
+    differences (see causes.py), or ``None`` when they do not explain it all. Where
+    several sets would explain a scenario, its ``expected`` causes are preferred."""
     from causes import explain
 
     diffs, _ = summarize(reference, candidate)
@@ -177,7 +182,8 @@ def classify(reference: dict[str, Any], candidate: dict[str, Any]) -> dict[str, 
         if name not in diffs:
             out[name] = []
         else:
-            out[name] = explain(reference[name]["parts"], candidate[name]["parts"])
+            prefer = (expected or {}).get(name, [])
+            out[name] = explain(reference[name]["parts"], candidate[name]["parts"], prefer)
     return out
 
 
@@ -190,7 +196,7 @@ def report(
 
     titles = {c.key: c.title for c in CAUSES}
     diffs, missing = summarize(reference, candidate)
-    found = classify(reference, candidate)
+    found = classify(reference, candidate, expected)
     lines = [f"{len(found)} scenarios compared"]
     by_cause: dict[str, list[str]] = {}
     problems = 0
