@@ -101,7 +101,7 @@ def _reordering_is_put_down_to_expected_cause() -> None:
         for i, line in enumerate(lines)
         if '"__pregel_push"' in line and '"on_chain_start"' in line
     )
-    moved = lines[:2] + [lines[task_start]] + lines[2:task_start] + lines[task_start + 1 :]
+    moved = [*lines[:2], lines[task_start], *lines[2:task_start], *lines[task_start + 1 :]]
     assert moved != lines
     cand = {**ref, "events": [moved]}
     assert explain(ref, cand, prefer=["concurrent-event-order"]) == ["concurrent-event-order"]
