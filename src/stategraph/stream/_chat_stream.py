@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from itertools import islice
 from typing import Any
 
 __all__ = ["ChatModelStream", "AsyncChatModelStream", "message_to_events"]
@@ -137,7 +136,9 @@ class ChatModelStream:
     def _unread(self, items: list[Any], index: int) -> Iterator[Any]:
         """``items`` from ``index`` on (also those appended meanwhile), then the stream's
         error if it failed: what both iterators yield before asking for more."""
-        yield from islice(items, index, None)
+        while index < len(items):
+            yield items[index]
+            index += 1
         if self._error is not None:
             raise self._error
 
