@@ -68,6 +68,23 @@ def test_subcommands_plug_in_as_modules():
     assert {"draw", "threads", "history", "show", "resume"} <= set(choices)
 
 
+def test_each_command_registers_its_help_description_and_run():
+    import importlib
+
+    parser = build_parser()
+    action = parser._subparsers._group_actions[0]  # type: ignore[union-attr]
+    helps = {a.dest: a.help for a in action._choices_actions}
+    for module_name in COMMANDS:
+        module = importlib.import_module(f"stategraph.cli._{module_name}")
+        name = module_name.replace("_", "-")  # import_langgraph -> import-langgraph
+        sub = action.choices[name]
+        assert helps[name] == module.HELP
+        assert sub.description == module.DESCRIPTION
+        assert sub.get_default("_run") is module.run
+    assert helps["history"] == "list the checkpoints of a thread"
+    assert action.choices["show"].get_default("_run").__module__ == "stategraph.cli._show"
+
+
 def test_draw_formats(capsys, tmp_path):
     code, out, _ = run(capsys, "draw", "approval_app:graph")
     assert code == 0 and out.startswith("---\nconfig:") and "review -.-> publish;" in out

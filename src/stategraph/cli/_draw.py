@@ -4,23 +4,22 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 from stategraph.cli._errors import EXIT_MISSING_DEPENDENCY, EXIT_OK, EXIT_USAGE, CliError
 from stategraph.cli._loading import load_graph
 
-__all__ = ["add_parser", "run"]
+__all__ = ["HELP", "DESCRIPTION", "add_arguments", "run"]
 
 FORMATS = ("mermaid", "ascii", "svg", "png", "json")
 
 
-def add_parser(subparsers: Any) -> None:
-    """Register ``draw``."""
-    parser = subparsers.add_parser(
-        "draw",
-        help="draw a graph (Mermaid, ASCII, SVG, PNG or JSON)",
-        description="Draw the graph named by module:attribute (or path/to/file.py:attribute).",
-    )
+HELP = "draw a graph (Mermaid, ASCII, SVG, PNG or JSON)"
+
+DESCRIPTION = "Draw the graph named by module:attribute (or path/to/file.py:attribute)."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the arguments of ``stategraph draw``."""
     parser.add_argument("graph", help="module:attribute of a compiled graph or StateGraph")
     parser.add_argument(
         "--format",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from stategraph.cli._checkpoints import (
     pending_interrupts,
@@ -15,16 +14,15 @@ from stategraph.cli._numbers import whole_number
 from stategraph.cli._output import is_internal_channel, print_json, print_table
 from stategraph.cli._savers import add_saver_arguments, open_saver
 
-__all__ = ["add_parser", "run"]
+__all__ = ["HELP", "DESCRIPTION", "add_arguments", "run"]
+
+HELP = "list the checkpoints of a thread"
+
+DESCRIPTION = "List the checkpoints of THREAD, newest first."
 
 
-def add_parser(subparsers: Any) -> None:
-    """Register ``history``."""
-    parser = subparsers.add_parser(
-        "history",
-        help="list the checkpoints of a thread",
-        description="List the checkpoints of THREAD, newest first.",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the arguments of ``stategraph history``."""
     parser.add_argument("thread", help="thread id")
     add_saver_arguments(parser)
     parser.add_argument(

@@ -35,20 +35,19 @@ from stategraph.cli._errors import (
     CliError,
 )
 
-__all__ = ["add_parser", "run"]
+__all__ = ["HELP", "DESCRIPTION", "add_arguments", "run"]
+
+HELP = "copy the threads of a LangGraph checkpoint database into a stategraph one"
+
+DESCRIPTION = (
+    "Copy LangGraph's threads (checkpoints, parents, metadata, pending writes and "
+    "interrupts; LangChain messages become stategraph messages) into a stategraph "
+    "database. The source is opened read-only; the import is all or nothing."
+)
 
 
-def add_parser(subparsers: Any) -> None:
-    """Register ``import-langgraph``."""
-    parser = subparsers.add_parser(
-        "import-langgraph",
-        help="copy the threads of a LangGraph checkpoint database into a stategraph one",
-        description=(
-            "Copy LangGraph's threads (checkpoints, parents, metadata, pending writes and "
-            "interrupts; LangChain messages become stategraph messages) into a stategraph "
-            "database. The source is opened read-only; the import is all or nothing."
-        ),
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the arguments of ``stategraph import-langgraph``."""
     parser.add_argument(
         "source", help="LangGraph SQLite file, or PostgreSQL connection string (postgresql://...)"
     )

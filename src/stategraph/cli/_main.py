@@ -1,9 +1,11 @@
 """Entry point of the ``stategraph`` console script.
 
-Subcommands are modules of :mod:`stategraph.cli` with two functions:
-``add_parser(subparsers) -> None`` registers the subcommand's parser, ``run(args) -> int``
-runs it and returns the exit code. A module missing from this installation is skipped,
-so optional commands plug in by existing.
+Subcommands are modules of :mod:`stategraph.cli` (``_import_langgraph`` is the command
+``import-langgraph``) with ``HELP`` (its line in ``stategraph --help``),
+``DESCRIPTION`` (what ``stategraph COMMAND --help`` says it does),
+``add_arguments(parser) -> None`` (its arguments) and ``run(args) -> int`` (runs it and
+returns the exit code). A module missing from this installation is skipped, so optional
+commands plug in by existing.
 """
 
 from __future__ import annotations
@@ -74,10 +76,11 @@ def build_parser() -> argparse.ArgumentParser:
         module = _load(name)
         if module is None:
             continue
-        before = set(subparsers.choices)
-        module.add_parser(subparsers)
-        for added in set(subparsers.choices) - before:
-            subparsers.choices[added].set_defaults(_run=module.run)
+        command = subparsers.add_parser(
+            name.replace("_", "-"), help=module.HELP, description=module.DESCRIPTION
+        )
+        module.add_arguments(command)
+        command.set_defaults(_run=module.run)
     return parser
 
 

@@ -18,19 +18,18 @@ from stategraph.cli._loading import load_graph
 from stategraph.cli._output import print_json, short
 from stategraph.cli._savers import add_saver_arguments, has_saver, open_saver
 
-__all__ = ["add_parser", "run"]
+__all__ = ["HELP", "DESCRIPTION", "add_arguments", "run"]
+
+HELP = "resume a paused thread with a value"
+
+DESCRIPTION = (
+    "Resume THREAD of the graph with Command(resume=VALUE) and run until it "
+    "finishes or pauses again. Exit code 4 when it pauses again."
+)
 
 
-def add_parser(subparsers: Any) -> None:
-    """Register ``resume``."""
-    parser = subparsers.add_parser(
-        "resume",
-        help="resume a paused thread with a value",
-        description=(
-            "Resume THREAD of the graph with Command(resume=VALUE) and run until it "
-            "finishes or pauses again. Exit code 4 when it pauses again."
-        ),
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the arguments of ``stategraph resume``."""
     parser.add_argument("graph", help="module:attribute of the graph")
     parser.add_argument("thread", help="thread id")
     value = parser.add_mutually_exclusive_group(required=True)

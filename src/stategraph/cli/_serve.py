@@ -9,7 +9,7 @@ from typing import Any
 
 from stategraph.cli._errors import EXIT_OK, EXIT_USAGE, CliError, missing_extra
 
-__all__ = ["add_parser", "run", "add_common_arguments", "server_config"]
+__all__ = ["HELP", "DESCRIPTION", "add_arguments", "run", "add_common_arguments", "server_config"]
 
 
 def add_common_arguments(parser: argparse.ArgumentParser) -> None:
@@ -58,17 +58,17 @@ def server_config(args: argparse.Namespace) -> Any:
         raise CliError(str(exc), EXIT_USAGE) from exc
 
 
-def add_parser(subparsers: Any) -> None:
-    """Register ``serve``."""
-    parser = subparsers.add_parser(
-        "serve",
-        help="serve graphs over LangGraph Server's HTTP API (SDKs, RemoteGraph, studio UI)",
-        description=(
-            "Serve graphs over LangGraph Server's HTTP API: assistants, threads, runs on a "
-            "durable queue, crons, webhooks, the store. Embedded on SQLite files by default; "
-            "--postgres for production with `stategraph worker` processes."
-        ),
-    )
+HELP = "serve graphs over LangGraph Server's HTTP API (SDKs, RemoteGraph, studio UI)"
+
+DESCRIPTION = (
+    "Serve graphs over LangGraph Server's HTTP API: assistants, threads, runs on a "
+    "durable queue, crons, webhooks, the store. Embedded on SQLite files by default; "
+    "--postgres for production with `stategraph worker` processes."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the arguments of ``stategraph serve``."""
     add_common_arguments(parser)
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=2024, help="port (default 2024)")

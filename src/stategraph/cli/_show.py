@@ -17,16 +17,15 @@ from stategraph.cli._loading import load_graph
 from stategraph.cli._output import print_json, short
 from stategraph.cli._savers import add_saver_arguments, open_saver
 
-__all__ = ["add_parser", "run", "describe"]
+__all__ = ["HELP", "DESCRIPTION", "add_arguments", "run", "describe"]
+
+HELP = "show a checkpoint: values, next nodes, interrupts, changes"
+
+DESCRIPTION = "Show the latest checkpoint of THREAD (or the one given with --checkpoint)."
 
 
-def add_parser(subparsers: Any) -> None:
-    """Register ``show``."""
-    parser = subparsers.add_parser(
-        "show",
-        help="show a checkpoint: values, next nodes, interrupts, changes",
-        description="Show the latest checkpoint of THREAD (or the one given with --checkpoint).",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the arguments of ``stategraph show``."""
     parser.add_argument("thread", help="thread id")
     add_saver_arguments(parser)
     parser.add_argument("--checkpoint", metavar="ID", help="checkpoint id (default: the latest)")

@@ -20,20 +20,19 @@ from stategraph.cli._numbers import whole_number
 from stategraph.cli._savers import add_saver_arguments, open_checkpoint_saver
 from stategraph.cli._stores import open_store
 
-__all__ = ["add_parser", "run", "is_loopback", "open_store"]
+__all__ = ["HELP", "DESCRIPTION", "add_arguments", "run", "is_loopback", "open_store"]
+
+HELP = "open the local web inspector on a checkpoint database"
+
+DESCRIPTION = (
+    "Serve a local web UI (and a LangGraph-Server-style API) over a checkpoint "
+    "database: threads, timelines, state diffs, interrupts, the store. Read-only "
+    "unless --allow-writes."
+)
 
 
-def add_parser(subparsers: Any) -> None:
-    """Register ``studio``."""
-    parser = subparsers.add_parser(
-        "studio",
-        help="open the local web inspector on a checkpoint database",
-        description=(
-            "Serve a local web UI (and a LangGraph-Server-style API) over a checkpoint "
-            "database: threads, timelines, state diffs, interrupts, the store. Read-only "
-            "unless --allow-writes."
-        ),
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the arguments of ``stategraph studio``."""
     parser.add_argument(
         "graph", nargs="?", help="MODULE:ATTR of the graph (enables drawing, runs and actions)"
     )

@@ -12,16 +12,15 @@ from stategraph.cli._numbers import whole_number
 from stategraph.cli._output import print_json, print_table
 from stategraph.cli._savers import add_saver_arguments, open_saver
 
-__all__ = ["add_parser", "run", "parse_filters"]
+__all__ = ["HELP", "DESCRIPTION", "add_arguments", "run", "parse_filters"]
+
+HELP = "list the threads of a checkpoint database"
+
+DESCRIPTION = "List threads, newest first, with their latest checkpoint."
 
 
-def add_parser(subparsers: Any) -> None:
-    """Register ``threads``."""
-    parser = subparsers.add_parser(
-        "threads",
-        help="list the threads of a checkpoint database",
-        description="List threads, newest first, with their latest checkpoint.",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the arguments of ``stategraph threads``."""
     add_saver_arguments(parser)
     parser.add_argument(
         "--filter",

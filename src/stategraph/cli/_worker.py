@@ -15,20 +15,19 @@ from typing import Any
 from stategraph.cli._errors import EXIT_OK, EXIT_USAGE, CliError, missing_extra
 from stategraph.cli._serve import add_common_arguments, server_config
 
-__all__ = ["add_parser", "run"]
+__all__ = ["HELP", "DESCRIPTION", "add_arguments", "run"]
+
+HELP = "execute queued runs for `stategraph serve` (scale out)"
+
+DESCRIPTION = (
+    "Claim runs from the server's durable queue and execute them. A worker that "
+    "dies loses nothing: its runs go to another worker and continue from their "
+    "last checkpoint."
+)
 
 
-def add_parser(subparsers: Any) -> None:
-    """Register ``worker``."""
-    parser = subparsers.add_parser(
-        "worker",
-        help="execute queued runs for `stategraph serve` (scale out)",
-        description=(
-            "Claim runs from the server's durable queue and execute them. A worker that "
-            "dies loses nothing: its runs go to another worker and continue from their "
-            "last checkpoint."
-        ),
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the arguments of ``stategraph worker``."""
     add_common_arguments(parser)
     parser.add_argument(
         "--concurrency", type=int, default=10, help="runs executed at a time (default 10)"

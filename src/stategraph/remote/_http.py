@@ -21,6 +21,7 @@ import socket
 import time
 from collections import deque
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from stategraph.remote._errors import RemoteError, RemoteTimeoutError, Secrets
@@ -377,6 +378,7 @@ class Exchange:
             )
 
 
+@dataclass(frozen=True, eq=False)
 class SyncTransport:
     """The blocking transport: one :class:`Exchange` per request.
 
@@ -384,19 +386,11 @@ class SyncTransport:
     request carries and the secrets among them, the timeouts and the limits.
     """
 
-    def __init__(
-        self,
-        origin: Origin,
-        base_headers: Mapping[str, str],
-        secrets: Secrets,
-        timeouts: RemoteTimeouts,
-        limits: RemoteLimits,
-    ) -> None:
-        self.origin = origin
-        self.base_headers = base_headers
-        self.secrets = secrets
-        self.timeouts = timeouts
-        self.limits = limits
+    origin: Origin
+    base_headers: Mapping[str, str]
+    secrets: Secrets
+    timeouts: RemoteTimeouts
+    limits: RemoteLimits
 
     def exchange(self, req: Request) -> Exchange:
         """A new exchange for ``req`` (not opened yet)."""

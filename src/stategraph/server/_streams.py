@@ -245,6 +245,21 @@ class RunStreams:
             db: Any = self.records.db  # PostgresDb: the only one with notifications
             self._listener = await db.listen(events.CHANNEL, self._notified)
 
+    async def _stored(
+        self, run_id: str, after: int
+    ) -> tuple[list[tuple[int, str, str]], int, bool]:
+        """The events stored for ``run_id`` after ``after`` up to its end marker, the
+        number of the last of them (``after`` when there are none), and whether the end
+        marker was among them (a follower stops there)."""
+        rows = await self.records.read(events.read(run_id, after))
+        ended = False
+        for i, (seq, event, _) in enumerate(rows):
+            if event == END:
+                rows, ended = rows[:i], True
+                break
+            after = seq
+        return rows, after, ended
+
     async def _follow(
         self, run_id: str, after: int, stop: Any, fresh: bool
     ) -> AsyncIterator[tuple[int, str, str]]:
@@ -269,12 +284,11 @@ class RunStreams:
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(started.wait(), self.max_poll)
                 continue
-            rows = await self.records.read(events.read(run_id, after))
-            for seq, event, data in rows:
-                if event == END:
-                    return
-                after = seq
-                yield seq, event, data
+            rows, after, ended = await self._stored(run_id, after)
+            for item in rows:
+                yield item
+            if ended:
+                return
             if rows:
                 delay = self.poll
                 continue
@@ -287,12 +301,9 @@ class RunStreams:
                     return  # deleted, or never existed
                 if status in _FINAL:
                     # finished: read once more (its end marker may have landed meanwhile)
-                    tail = await self.records.read(events.read(run_id, after))
-                    for seq, event, data in tail:
-                        if event == END:
-                            return
-                        after = seq
-                        yield seq, event, data
+                    tail, _, _ = await self._stored(run_id, after)
+                    for item in tail:
+                        yield item
                     return
             started = self._started.setdefault(run_id, asyncio.Event())
             try:
@@ -331,11 +342,11 @@ class RunStreams:
                     return
                 if read or remote.gaps != gaps:
                     read, gaps = False, remote.gaps
-                    for seq, event, data in await self.records.read(events.read(run_id, after)):
-                        if event == END:
-                            return
-                        after = seq
-                        yield seq, event, data
+                    stored, after, ended = await self._stored(run_id, after)
+                    for item in stored:
+                        yield item
+                    if ended:
+                        return
                     just_read = True
                 else:
                     just_read = False

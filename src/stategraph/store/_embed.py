@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from functools import lru_cache
 from typing import Any, Union
 
+from stategraph.store._arguments import check_config_keys
 from stategraph.store.base import IndexConfig
 
 __all__ = [
@@ -46,6 +47,7 @@ WILDCARD: Any = _Wildcard()
 PathToken = Union[str, int, _Wildcard]
 
 _INDEX_KEYS = frozenset({"dims", "embed", "fields"})
+_INDEX_EXAMPLE = "{'dims': 1536, 'embed': fn, 'fields': ['text']}"
 
 
 @lru_cache(maxsize=1024)
@@ -325,16 +327,7 @@ def parse_index_config(index: IndexConfig | None) -> IndexSpec | None:
     """Validate a store's ``index`` argument; ``None`` means no semantic search."""
     if index is None:
         return None
-    if not isinstance(index, dict):
-        raise TypeError(
-            f"index must be a dict like {{'dims': 1536, 'embed': fn, 'fields': ['text']}}, "
-            f"got {type(index).__name__}."
-        )
-    unknown = set(index) - _INDEX_KEYS
-    if unknown:
-        raise ValueError(
-            f"Unknown index config keys {sorted(unknown)}; supported: {sorted(_INDEX_KEYS)}."
-        )
+    check_config_keys(index, "index", _INDEX_KEYS, _INDEX_EXAMPLE)
     for required in ("dims", "embed"):
         if required not in index:
             raise ValueError(f"Index config needs {required!r} (got keys {sorted(index)}).")

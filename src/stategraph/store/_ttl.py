@@ -7,11 +7,13 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from stategraph.store._arguments import check_config_keys
 from stategraph.store.base import TTLConfig
 
 __all__ = ["normalize_ttl_config", "TTLSweeper"]
 
 _TTL_KEYS = frozenset({"refresh_on_read", "default_ttl", "sweep_interval_minutes"})
+_TTL_EXAMPLE = "{'default_ttl': 60, 'refresh_on_read': True}"
 
 
 def _positive_or_none(name: str, value: Any) -> None:
@@ -27,16 +29,7 @@ def normalize_ttl_config(ttl: TTLConfig | None) -> TTLConfig | None:
     """Validate a store's ``ttl`` argument and return a copy (``None`` stays ``None``)."""
     if ttl is None:
         return None
-    if not isinstance(ttl, dict):
-        raise TypeError(
-            f"ttl must be a dict like {{'default_ttl': 60, 'refresh_on_read': True}}, "
-            f"got {type(ttl).__name__}."
-        )
-    unknown = set(ttl) - _TTL_KEYS
-    if unknown:
-        raise ValueError(
-            f"Unknown TTL config keys {sorted(unknown)}; supported: {sorted(_TTL_KEYS)}."
-        )
+    check_config_keys(ttl, "TTL", _TTL_KEYS, _TTL_EXAMPLE)
     refresh = ttl.get("refresh_on_read", True)
     if not isinstance(refresh, bool):
         raise TypeError(f"TTL config 'refresh_on_read' must be a bool, got {refresh!r}.")

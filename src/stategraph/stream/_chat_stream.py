@@ -133,14 +133,21 @@ class ChatModelStream:
     def __iter__(self) -> Iterator[dict[str, Any]]:
         return self._iter_list(self._events)
 
+    def _unread(self, items: list[Any], index: int) -> Iterator[Any]:
+        """``items`` from ``index`` on (also those appended meanwhile), then the stream's
+        error if it failed: what both iterators yield before asking for more."""
+        while index < len(items):
+            yield items[index]
+            index += 1
+        if self._error is not None:
+            raise self._error
+
     def _iter_list(self, items: list[Any]) -> Iterator[Any]:
         index = 0
         while True:
-            while index < len(items):
-                yield items[index]
+            for item in self._unread(items, index):
                 index += 1
-            if self._error is not None:
-                raise self._error
+                yield item
             if self._done or not self._advance():
                 if index >= len(items):
                     return
@@ -188,11 +195,9 @@ class AsyncChatModelStream(ChatModelStream):
     async def _aiter_list(self, items: list[Any]) -> AsyncIterator[Any]:
         index = 0
         while True:
-            while index < len(items):
-                yield items[index]
+            for item in self._unread(items, index):
                 index += 1
-            if self._error is not None:
-                raise self._error
+                yield item
             if self._done or not await self._aadvance():
                 if index >= len(items):
                     return

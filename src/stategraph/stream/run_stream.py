@@ -58,6 +58,9 @@ class _RunState:
     def _error(self) -> BaseException | None:
         return self._mux._events._error
 
+    def __getattr__(self, name: str) -> StreamChannel[Any]:
+        _raise_missing_projection(self, name)
+
 
 class GraphRunStream(_RunState):
     """A synchronous v3 run (what ``stream_events(..., version="v3")`` returns).
@@ -78,9 +81,6 @@ class GraphRunStream(_RunState):
         self._graph_iter = graph_iter
         if wire_pump:
             self._wire_request_more(mux)
-
-    def __getattr__(self, name: str) -> StreamChannel[Any]:
-        _raise_missing_projection(self, name)
 
     def _wire_request_more(self, mux: StreamMux) -> None:
         mux.bind_pump(self._pump_next)
@@ -288,9 +288,6 @@ class AsyncGraphRunStream(_RunState):
         self._aborted = False
         if wire_pump:
             self._wire_arequest_more(mux)
-
-    def __getattr__(self, name: str) -> StreamChannel[Any]:
-        _raise_missing_projection(self, name)
 
     def _wire_arequest_more(self, mux: StreamMux) -> None:
         mux.bind_apump(self._apump_next)

@@ -132,38 +132,39 @@ class StreamChannel(Generic[T]):
         self._subscribe("async")
         return self._async_cursor()
 
-    def _sync_cursor(self) -> Iterator[T]:
+    def _drain(self) -> Iterator[T]:
+        """The buffered items, each taken as it is yielded (also those added meanwhile);
+        then, once the channel is closed, the run's error, if it failed. Both cursors
+        read through it; what they add is how they ask for more."""
         items = self._items
+        while items:
+            yield items.popleft()[1]
+        if self._closed and self._error is not None:
+            raise self._error
+
+    def _sync_cursor(self) -> Iterator[T]:
         try:
             while True:
-                if items:
-                    yield items.popleft()[1]
-                    continue
+                yield from self._drain()
                 if self._closed:
-                    if self._error is not None:
-                        raise self._error
                     return
                 pump = self._request_more
                 if pump is None or not pump():
-                    if not items and not self._closed:
+                    if not self._items and not self._closed:
                         return
         finally:
             self._release()
 
     async def _async_cursor(self) -> AsyncIterator[T]:
-        items = self._items
         try:
             while True:
-                if items:
-                    yield items.popleft()[1]
-                    continue
+                for item in self._drain():
+                    yield item
                 if self._closed:
-                    if self._error is not None:
-                        raise self._error
                     return
                 apump = self._arequest_more
                 if apump is not None:
-                    if not await apump() and not items and not self._closed:
+                    if not await apump() and not self._items and not self._closed:
                         return
                     continue
                 import asyncio

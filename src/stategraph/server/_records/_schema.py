@@ -9,15 +9,18 @@ from __future__ import annotations
 
 __all__ = ["ddl"]
 
-_TABLES = (
-    """CREATE TABLE IF NOT EXISTS sg_srv_assistants (
-        assistant_id TEXT PRIMARY KEY,
-        graph_id TEXT NOT NULL,
+_ASSISTANT_COLUMNS = """graph_id TEXT NOT NULL,
         name TEXT NOT NULL,
         description TEXT,
         config TEXT NOT NULL,
         context TEXT NOT NULL,
-        metadata TEXT NOT NULL,
+        metadata TEXT NOT NULL,"""
+"""What an assistant is, kept again in each of its versions."""
+
+_TABLES = (
+    """CREATE TABLE IF NOT EXISTS sg_srv_assistants (
+        assistant_id TEXT PRIMARY KEY,
+        {assistant_columns}
         version INTEGER NOT NULL,
         created_at {real} NOT NULL,
         updated_at {real} NOT NULL
@@ -25,12 +28,7 @@ _TABLES = (
     """CREATE TABLE IF NOT EXISTS sg_srv_assistant_versions (
         assistant_id TEXT NOT NULL,
         version INTEGER NOT NULL,
-        graph_id TEXT NOT NULL,
-        name TEXT NOT NULL,
-        description TEXT,
-        config TEXT NOT NULL,
-        context TEXT NOT NULL,
-        metadata TEXT NOT NULL,
+        {assistant_columns}
         created_at {real} NOT NULL,
         PRIMARY KEY (assistant_id, version)
     )""",
@@ -94,4 +92,4 @@ _TABLES = (
 def ddl(dialect: str) -> list[str]:
     """The statements that create the tables in ``dialect`` (``sqlite``/``postgres``)."""
     real = "REAL" if dialect == "sqlite" else "DOUBLE PRECISION"
-    return [stmt.format(real=real) for stmt in _TABLES]
+    return [stmt.format(real=real, assistant_columns=_ASSISTANT_COLUMNS) for stmt in _TABLES]
