@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from stategraph._context import TaskContext
     from stategraph.observe._typed_output import V2Parts
     from stategraph.pregel._loop.drive import Loop
-    from stategraph.pregel.main import Pregel
+    from stategraph.pregel._roles import PregelGraph
 
 
 _RUN_PARTS: tuple[type[Loop], Callable[..., Any]] | None = None
@@ -182,11 +182,11 @@ class RunSetupMixin(PregelBase):
             resuming = False
             parent_ids = {}
         if output_keys is not None:
-            check_output_keys(cast("Pregel", self), output_keys)
+            check_output_keys(cast("PregelGraph", self), output_keys)
         ib = self.interrupt_before_nodes if interrupt_before is None else interrupt_before
         ia = self.interrupt_after_nodes if interrupt_after is None else interrupt_after
         run = RunContext(
-            graph=cast("Pregel", self),
+            graph=cast("PregelGraph", self),
             config=cfg,
             checkpointer=saver,
             store=store,
