@@ -77,16 +77,6 @@ _TYPE_ONLY_KEPT: set[frozenset[str]] = {
     # stategraph.types names, for type checkers, the types its two lazily loaded halves
     # define; each half imports the public types it uses back from stategraph.types
     frozenset({"stategraph.types", "stategraph._state_types", "stategraph._stream_parts"}),
-    # RunRecord.observers (observe/_protocol) returns the public Observers fan-out of
-    # observe/_fanout, whose observers_for() builds the callback and logging observers
-    frozenset(
-        {
-            "stategraph.observe._protocol",
-            "stategraph.observe._fanout",
-            "stategraph.observe._callbacks",
-            "stategraph.observe._logging",
-        }
-    ),
 }
 
 

@@ -45,7 +45,7 @@ def _run_parts() -> tuple[type[Loop], Callable[..., Any]]:
     instructions on every run."""
     global _RUN_PARTS
     if _RUN_PARTS is None:
-        from stategraph.observe._fanout import observers_for
+        from stategraph.observe._registry import observers_for
         from stategraph.pregel._loop.drive import Loop
 
         _RUN_PARTS = (Loop, observers_for)
