@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import queue
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from stategraph._notes import add_note
 from stategraph.errors import GraphInterrupt, ParentCommand
@@ -17,6 +17,7 @@ from stategraph.runtime import RunControl
 if TYPE_CHECKING:
     from stategraph.observe._typed_output import V2Parts
     from stategraph.pregel._loop.drive import Loop
+    from stategraph.pregel.main import Pregel
 
 
 class RunMixin(RunSetupMixin):
@@ -348,10 +349,10 @@ class RunMixin(RunSetupMixin):
         if version == "v3":
             from stategraph.observe._stream_v3 import stream_v3
 
-            return stream_v3(self, input, config, transformers, kwargs)
+            return stream_v3(cast("Pregel", self), input, config, transformers, kwargs)
         from stategraph.observe._events import stream_events
 
-        return stream_events(self, input, config, version, transformers, kwargs)
+        return stream_events(cast("Pregel", self), input, config, version, transformers, kwargs)
 
     def astream_events(
         self,
@@ -369,10 +370,10 @@ class RunMixin(RunSetupMixin):
         if version == "v3":
             from stategraph.observe._stream_v3 import astream_v3
 
-            return astream_v3(self, input, config, transformers, kwargs)
+            return astream_v3(cast("Pregel", self), input, config, transformers, kwargs)
         from stategraph.observe._events import astream_events
 
-        return astream_events(self, input, config, version, transformers, kwargs)
+        return astream_events(cast("Pregel", self), input, config, version, transformers, kwargs)
 
     async def abatch_as_completed(
         self,
