@@ -43,6 +43,13 @@ class _Barrier(BaseChannel[Value, Value, Checkpoint]):
     ValueType = _ValueChannel.ValueType
     UpdateType = _ValueChannel.UpdateType
 
+    def _repr(self, name: str, more: str = "") -> str:
+        """``name(key=..., names={...}, seen={...}<more>)``, names sorted."""
+        return (
+            f"{name}(key={self.key!r}, names={_names_repr(self.names)}, "
+            f"seen={_names_repr(self.seen)}{more})"
+        )
+
     def _empty(self) -> Self:
         # Shares ``names`` (never mutated) instead of copying it again.
         new = super()._empty()
@@ -80,10 +87,7 @@ class NamedBarrierValue(Generic[Value], _Barrier[Value, set[Value]]):
         return isinstance(other, NamedBarrierValue) and other.names == self.names
 
     def __repr__(self) -> str:
-        return (
-            f"NamedBarrierValue(key={self.key!r}, names={_names_repr(self.names)}, "
-            f"seen={_names_repr(self.seen)})"
-        )
+        return self._repr("NamedBarrierValue")
 
     def copy(self) -> Self:
         """Return an independent channel with a copy of the seen names."""
@@ -138,10 +142,7 @@ class NamedBarrierValueAfterFinish(Generic[Value], _Barrier[Value, tuple[set[Val
         return isinstance(other, NamedBarrierValueAfterFinish) and other.names == self.names
 
     def __repr__(self) -> str:
-        return (
-            f"NamedBarrierValueAfterFinish(key={self.key!r}, names={_names_repr(self.names)}, "
-            f"seen={_names_repr(self.seen)}, finished={self.finished})"
-        )
+        return self._repr("NamedBarrierValueAfterFinish", f", finished={self.finished}")
 
     def _empty(self) -> Self:
         new = super()._empty()
