@@ -25,8 +25,8 @@ def _names_repr(names: Iterable[Any]) -> str:
 
 
 class _Barrier(BaseChannel[Value, Value, Checkpoint]):
-    """What both barriers share: the expected ``names``, the ``seen`` ones, and the
-    update that records written names."""
+    """What both barriers share: the expected ``names``, the ``seen`` ones, the update
+    that records written names, their copy and their repr."""
 
     __slots__ = ("names", "seen")
     _config = ("names",)
@@ -54,6 +54,12 @@ class _Barrier(BaseChannel[Value, Value, Checkpoint]):
         # Shares ``names`` (never mutated) instead of copying it again.
         new = super()._empty()
         new.seen = set()
+        return new
+
+    def copy(self) -> Self:
+        """Return an independent channel with a copy of the seen names."""
+        new = self._empty()
+        new.seen = self.seen.copy()
         return new
 
     def update(self, values: Sequence[Value]) -> bool:
@@ -88,12 +94,6 @@ class NamedBarrierValue(Generic[Value], _Barrier[Value, set[Value]]):
 
     def __repr__(self) -> str:
         return self._repr("NamedBarrierValue")
-
-    def copy(self) -> Self:
-        """Return an independent channel with a copy of the seen names."""
-        new = self._empty()
-        new.seen = self.seen.copy()
-        return new
 
     def checkpoint(self) -> set[Value]:
         """Return a copy of the set of names seen so far."""
@@ -151,8 +151,7 @@ class NamedBarrierValueAfterFinish(Generic[Value], _Barrier[Value, tuple[set[Val
 
     def copy(self) -> Self:
         """Return an independent channel with a copy of the seen names."""
-        new = self._empty()
-        new.seen = self.seen.copy()
+        new = super().copy()
         new.finished = self.finished
         return new
 
