@@ -25,8 +25,8 @@ def _names_repr(names: Iterable[Any]) -> str:
 
 
 class _Barrier(BaseChannel[Value, Value, Checkpoint]):
-    """What both barriers share: the expected ``names``, the ``seen`` ones, and the
-    update that records written names."""
+    """What both barriers share: the expected ``names``, the ``seen`` ones, the update
+    that records written names, their copy and their repr."""
 
     __slots__ = ("names", "seen")
     _config = ("names",)
@@ -43,10 +43,23 @@ class _Barrier(BaseChannel[Value, Value, Checkpoint]):
     ValueType = _ValueChannel.ValueType
     UpdateType = _ValueChannel.UpdateType
 
+    def _repr(self, name: str, more: str = "") -> str:
+        """``name(key=..., names={...}, seen={...}<more>)``, names sorted."""
+        return (
+            f"{name}(key={self.key!r}, names={_names_repr(self.names)}, "
+            f"seen={_names_repr(self.seen)}{more})"
+        )
+
     def _empty(self) -> Self:
         # Shares ``names`` (never mutated) instead of copying it again.
         new = super()._empty()
         new.seen = set()
+        return new
+
+    def copy(self) -> Self:
+        """Return an independent channel with a copy of the seen names."""
+        new = self._empty()
+        new.seen = self.seen.copy()
         return new
 
     def update(self, values: Sequence[Value]) -> bool:
@@ -80,16 +93,7 @@ class NamedBarrierValue(Generic[Value], _Barrier[Value, set[Value]]):
         return isinstance(other, NamedBarrierValue) and other.names == self.names
 
     def __repr__(self) -> str:
-        return (
-            f"NamedBarrierValue(key={self.key!r}, names={_names_repr(self.names)}, "
-            f"seen={_names_repr(self.seen)})"
-        )
-
-    def copy(self) -> Self:
-        """Return an independent channel with a copy of the seen names."""
-        new = self._empty()
-        new.seen = self.seen.copy()
-        return new
+        return self._repr("NamedBarrierValue")
 
     def checkpoint(self) -> set[Value]:
         """Return a copy of the set of names seen so far."""
@@ -138,10 +142,7 @@ class NamedBarrierValueAfterFinish(Generic[Value], _Barrier[Value, tuple[set[Val
         return isinstance(other, NamedBarrierValueAfterFinish) and other.names == self.names
 
     def __repr__(self) -> str:
-        return (
-            f"NamedBarrierValueAfterFinish(key={self.key!r}, names={_names_repr(self.names)}, "
-            f"seen={_names_repr(self.seen)}, finished={self.finished})"
-        )
+        return self._repr("NamedBarrierValueAfterFinish", f", finished={self.finished}")
 
     def _empty(self) -> Self:
         new = super()._empty()
@@ -150,8 +151,7 @@ class NamedBarrierValueAfterFinish(Generic[Value], _Barrier[Value, tuple[set[Val
 
     def copy(self) -> Self:
         """Return an independent channel with a copy of the seen names."""
-        new = self._empty()
-        new.seen = self.seen.copy()
+        new = super().copy()
         new.finished = self.finished
         return new
 

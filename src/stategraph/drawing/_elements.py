@@ -33,11 +33,8 @@ class Node(NamedTuple):
 
     def copy(self, *, id: str | None = None, name: str | None = None) -> Node:
         """A copy with a new ``id`` and/or ``name``."""
-        return Node(
-            id=self.id if id is None else id,
-            name=self.name if name is None else name,
-            data=self.data,
-            metadata=self.metadata,
+        return self._replace(
+            id=self.id if id is None else id, name=self.name if name is None else name
         )
 
 
@@ -54,11 +51,9 @@ class Edge(NamedTuple):
 
     def copy(self, *, source: str | None = None, target: str | None = None) -> Edge:
         """A copy with a new ``source`` and/or ``target``."""
-        return Edge(
+        return self._replace(
             source=self.source if source is None else source,
             target=self.target if target is None else target,
-            data=self.data,
-            conditional=self.conditional,
         )
 
 

@@ -158,43 +158,39 @@ class Graph:
         )
 
     # ------------------------------------------------------------------ ends
-    def _first(self, exclude: tuple[str, ...] = ()) -> Node | None:
-        targets = {e.target for e in self.edges if e.source not in exclude}
-        found = [n for k, n in self.nodes.items() if k not in exclude and k not in targets]
+    def _end(self, out: str, into: str, exclude: tuple[str, ...] = ()) -> Node | None:
+        """The one node no edge's ``into`` end reaches, or None: the first node for
+        ``("source", "target")``, the last for ``("target", "source")``. Nodes in
+        ``exclude``, and the edges whose ``out`` end is one of them, are left out."""
+        reached = {getattr(e, into) for e in self.edges if getattr(e, out) not in exclude}
+        found = [n for k, n in self.nodes.items() if k not in exclude and k not in reached]
         return found[0] if len(found) == 1 else None
 
-    def _last(self, exclude: tuple[str, ...] = ()) -> Node | None:
-        sources = {e.source for e in self.edges if e.target not in exclude}
-        found = [n for k, n in self.nodes.items() if k not in exclude and k not in sources]
-        return found[0] if len(found) == 1 else None
+    def _trim(self, end: Node | None, out: str, into: str) -> None:
+        """Remove ``end`` (the first or the last node, see :meth:`_end`) when one edge
+        has its ``out`` end there and another node takes its role."""
+        if (
+            end is not None
+            and sum(1 for e in self.edges if getattr(e, out) == end.id) == 1
+            and self._end(out, into, exclude=(end.id,)) is not None
+        ):
+            self.remove_node(end)
 
     def first_node(self) -> Node | None:
         """The one node no edge points to (the origin of the drawing), or None."""
-        return self._first()
+        return self._end("source", "target")
 
     def last_node(self) -> Node | None:
         """The one node no edge leaves (the sink of the drawing), or None."""
-        return self._last()
+        return self._end("target", "source")
 
     def trim_first_node(self) -> None:
         """Remove the first node when it has one outgoing edge and another node takes its role."""
-        first = self.first_node()
-        if (
-            first is not None
-            and sum(1 for e in self.edges if e.source == first.id) == 1
-            and self._first(exclude=(first.id,)) is not None
-        ):
-            self.remove_node(first)
+        self._trim(self.first_node(), "source", "target")
 
     def trim_last_node(self) -> None:
         """Remove the last node when it has one incoming edge and another node takes its role."""
-        last = self.last_node()
-        if (
-            last is not None
-            and sum(1 for e in self.edges if e.target == last.id) == 1
-            and self._last(exclude=(last.id,)) is not None
-        ):
-            self.remove_node(last)
+        self._trim(self.last_node(), "target", "source")
 
     # ------------------------------------------------------------------ export
     def to_json(self, *, with_schemas: bool = False) -> dict[str, list[dict[str, Any]]]:
@@ -308,10 +304,7 @@ class Graph:
             fontname=fontname,
             labels=labels,
         )
-        if output_file_path is not None:
-            with open(output_file_path, "wb") as f:
-                f.write(data)
-        return data
+        return _written(data, output_file_path)
 
     def draw_mermaid_png(
         self,
@@ -348,10 +341,7 @@ class Graph:
             wrap_label_n_words=wrap_label_n_words,
             curve_style=curve_style,
         )
-        if output_file_path is not None:
-            with open(output_file_path, "wb") as f:
-                f.write(data)
-        return data
+        return _written(data, output_file_path)
 
     # ------------------------------------------------------------------ notebooks
     def _repr_mimebundle_(
@@ -361,3 +351,11 @@ class Graph:
         from stategraph.drawing._notebook import mimebundle
 
         return mimebundle(self)
+
+
+def _written(data: bytes, output_file_path: str | None) -> bytes:
+    """``data`` (a PNG), first saved to ``output_file_path`` when one is given."""
+    if output_file_path is not None:
+        with open(output_file_path, "wb") as f:
+            f.write(data)
+    return data

@@ -10,7 +10,7 @@ async one.
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import Any, ClassVar
 
 from stategraph.messages import AIMessage, AIMessageChunk
@@ -18,7 +18,17 @@ from stategraph.models._base import ChatModel
 from stategraph.models._clients import ClientSettings, build_clients
 from stategraph.models._tools import ToolSpec
 
-__all__ = ["SdkChatModel"]
+__all__ = ["SdkChatModel", "sdk_field"]
+
+
+def sdk_field(obj: Any, key: str, default: Any = None) -> Any:
+    """Field ``key`` of a reply, event or part of one, whether the SDK gave an object
+    or a dict (``default`` when it is missing, or when ``obj`` is ``None``)."""
+    if obj is None:
+        return default
+    if isinstance(obj, Mapping):
+        return obj.get(key, default)
+    return getattr(obj, key, default)
 
 
 class SdkChatModel(ChatModel):

@@ -17,7 +17,6 @@ tool calls ``tool_use`` blocks. Streaming yields text and tool-input deltas as
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from stategraph.messages import AIMessage, AIMessageChunk
@@ -25,19 +24,12 @@ from stategraph.messages._utils import content_text
 from stategraph.models._clients import SDK_ALIASES, ClientSettings
 from stategraph.models._clients import one_of as _one_of
 from stategraph.models._sdk import SdkChatModel
+from stategraph.models._sdk import sdk_field as _get
 from stategraph.models._tools import ToolSpec
 
 __all__ = ["ChatAnthropic", "to_anthropic_messages", "to_anthropic_tools"]
 
 _CHUNK_KINDS = {"AIMessageChunk": "ai", "HumanMessageChunk": "human", "ToolMessageChunk": "tool"}
-
-
-def _get(obj: Any, key: str, default: Any = None) -> Any:
-    if obj is None:
-        return default
-    if isinstance(obj, Mapping):
-        return obj.get(key, default)
-    return getattr(obj, key, default)
 
 
 def _blocks(content: Any) -> list[dict[str, Any]]:

@@ -25,6 +25,7 @@ from stategraph.messages import AIMessage, AIMessageChunk
 from stategraph.models._clients import SDK_ALIASES, ClientSettings
 from stategraph.models._clients import one_of as _one_of
 from stategraph.models._sdk import SdkChatModel
+from stategraph.models._sdk import sdk_field as _get
 from stategraph.models._tools import ToolSpec
 
 __all__ = ["ChatOpenAI", "to_openai_messages", "to_openai_tools"]
@@ -114,14 +115,6 @@ def _tool_choice(choice: Any) -> Any:
         f"ChatOpenAI got tool_choice={choice!r}; use 'auto', 'none', 'required'/'any' or a "
         "tool name."
     )
-
-
-def _get(obj: Any, key: str, default: Any = None) -> Any:
-    if obj is None:
-        return default
-    if isinstance(obj, Mapping):
-        return obj.get(key, default)
-    return getattr(obj, key, default)
 
 
 def _usage(usage: Any) -> dict[str, Any] | None:

@@ -6,7 +6,8 @@ protocol, :class:`RunObserver`, whose calls carry the records of
 :class:`NodeRecord`; node code finds its run and task as a :class:`RunAndTask`).
 Everything that consumes those reports lives here:
 
-- the fan-out to a run's observers and the global registry (``_fanout``);
+- the fan-out to a run's observers (``_fanout``) and which observers a run gets, with
+  the global registry (``_registry``);
 - LangChain-style callback handlers of ``config["callbacks"]`` (``_callbacks``);
 - ``astream_events`` v1/v2 (``_events``) and the v3 run streams (``_stream_v3``);
 - ``debug`` logging (``_logging``), ``print_mode``/``debug`` printing (``_printing``)
@@ -62,11 +63,11 @@ _LAZY = {
     "Observers": "stategraph.observe._fanout",
     "aresolve": "stategraph._sync_await",
     "current_run_and_task": "stategraph.observe._fanout",
-    "global_observers": "stategraph.observe._fanout",
-    "observers_for": "stategraph.observe._fanout",
-    "register_observer": "stategraph.observe._fanout",
+    "global_observers": "stategraph.observe._registry",
+    "observers_for": "stategraph.observe._registry",
+    "register_observer": "stategraph.observe._registry",
     "resolve": "stategraph._sync_await",
-    "unregister_observer": "stategraph.observe._fanout",
+    "unregister_observer": "stategraph.observe._registry",
     "ModelCall": "stategraph.observe._model_calls",
     "ModelCallHandler": "stategraph.observe._model_calls",
     "TaskScope": "stategraph.observe._model_calls",
@@ -87,15 +88,7 @@ _LAZY = {
 
 if TYPE_CHECKING:
     from stategraph._sync_await import aresolve, resolve
-    from stategraph.observe._fanout import (
-        ModelCallObserving,
-        Observers,
-        current_run_and_task,
-        global_observers,
-        observers_for,
-        register_observer,
-        unregister_observer,
-    )
+    from stategraph.observe._fanout import ModelCallObserving, Observers, current_run_and_task
     from stategraph.observe._model_calls import (
         ModelCall,
         ModelCallHandler,

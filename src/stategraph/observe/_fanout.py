@@ -28,7 +28,6 @@ then its error propagates into the run.
 from __future__ import annotations
 
 import inspect
-import threading
 from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -41,11 +40,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Observers",
-    "observers_for",
     "ModelCallObserving",
-    "register_observer",
-    "unregister_observer",
-    "global_observers",
     "resolve",
     "aresolve",
     "current_run_and_task",
@@ -58,57 +53,6 @@ _METHODS = tuple(
     for name, value in vars(RunObserver).items()
     if callable(value) and not name.startswith("_")
 )
-
-_GLOBAL: list[RunObserver] = []
-_GLOBAL_LOCK = threading.Lock()
-
-
-def register_observer(observer: RunObserver) -> None:
-    """Observe every run started from now on (used by ``stategraph.tracing``)."""
-    with _GLOBAL_LOCK:
-        if observer not in _GLOBAL:
-            _GLOBAL.append(observer)
-
-
-def unregister_observer(observer: RunObserver) -> None:
-    """Stop observing runs with ``observer`` (runs already started keep it)."""
-    with _GLOBAL_LOCK:
-        if observer in _GLOBAL:
-            _GLOBAL.remove(observer)
-
-
-def global_observers() -> list[RunObserver]:
-    """The observers registered with :func:`register_observer`."""
-    return list(_GLOBAL)
-
-
-def observers_for(config: dict[str, Any], parent: RunRecord | None) -> Observers | None:
-    """The observers of a new run: inherited from ``parent`` (a nested run) or the
-    registered ones (a root run), plus an adapter for the handlers of
-    ``config["callbacks"]`` not observed yet. ``None`` when nobody listens."""
-    inherited = parent.observers if parent is not None else None
-    base: tuple[RunObserver, ...] = (
-        inherited.items if inherited is not None else () if parent is not None else tuple(_GLOBAL)
-    )
-    extra: list[RunObserver] = []
-    if parent is None:
-        from stategraph.observe._logging import LoggingObserver, debug_logging_enabled
-
-        if debug_logging_enabled():
-            extra.append(LoggingObserver())
-    callbacks = config.get("callbacks")
-    if callbacks:
-        from stategraph.observe._callbacks import CallbackObserver
-
-        known = [o for o in base if isinstance(o, CallbackObserver)]
-        observer = CallbackObserver.for_callbacks(callbacks, known)
-        if observer is not None:
-            extra.append(observer)
-    if not extra:
-        if inherited is not None:
-            return inherited
-        return Observers(base) if base else None
-    return Observers((*base, *extra))
 
 
 def _overrides(observer: RunObserver, name: str) -> bool:

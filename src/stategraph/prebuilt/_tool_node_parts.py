@@ -1,9 +1,10 @@
-"""Helpers of :class:`~stategraph.prebuilt.ToolNode`: parsed input, message family,
-checks on what tool-call wrappers pass and return, and the running graph's config."""
+"""Helpers of :class:`~stategraph.prebuilt.ToolNode` (and of ``ValidationNode``):
+parsed input, message family, checks on the list of tools or schemas given and on
+what tool-call wrappers pass and return, and the running graph's config."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from stategraph.messages import ToolCall
@@ -16,6 +17,7 @@ __all__ = [
     "is_tool_call_list",
     "family_bridge",
     "last_ai",
+    "check_list",
     "checked_call",
     "checked_result",
     "current_store",
@@ -104,6 +106,15 @@ def current_config() -> Mapping[str, Any] | None:
         return get_config()
     except RuntimeError:  # called directly, outside a running graph
         return None
+
+
+def check_list(items: Any, node: str, what: str, example: str) -> None:
+    """Raise ``TypeError`` unless ``items`` (what ``node`` was built with) is a list:
+    "ToolNode takes a list of tools, got dict; e.g. ToolNode([search, calculator])."."""
+    if isinstance(items, (str, bytes)) or not isinstance(items, Sequence):
+        raise TypeError(
+            f"{node} takes a list of {what}, got {type(items).__name__}; e.g. {node}({example})."
+        )
 
 
 def checked_call(request: Any, node: str) -> ToolCall:

@@ -25,6 +25,7 @@ from stategraph.prebuilt._injection import (
 from stategraph.prebuilt._runner import ToolRunner, as_runner
 from stategraph.prebuilt._tool_node_parts import (
     Parsed,
+    check_list,
     checked_call,
     checked_result,
     current_config,
@@ -157,11 +158,7 @@ class ToolNode:
         wrap_tool_call: ToolCallWrapper | None = None,
         awrap_tool_call: AsyncToolCallWrapper | None = None,
     ) -> None:
-        if isinstance(tools, (str, bytes)) or not isinstance(tools, Sequence):
-            raise TypeError(
-                f"ToolNode takes a list of tools, got {type(tools).__name__}; e.g. "
-                "ToolNode([search, calculator])."
-            )
+        check_list(tools, "ToolNode", "tools", "[search, calculator]")
         self.name = name
         self.handle_tool_errors = handle_tool_errors
         self.messages_key = messages_key

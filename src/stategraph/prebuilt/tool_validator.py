@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from stategraph.messages import ToolCall, ToolMessage
-from stategraph.prebuilt._tool_node_parts import family_bridge
+from stategraph.prebuilt._tool_node_parts import check_list, family_bridge
 
 __all__ = ["ValidationNode", "default_format_error"]
 
@@ -69,11 +69,7 @@ class ValidationNode:
         name: str = "validation",
         tags: Sequence[str] | None = None,
     ) -> None:
-        if isinstance(schemas, (str, bytes)) or not isinstance(schemas, Sequence):
-            raise TypeError(
-                f"ValidationNode takes a list of schemas, got {type(schemas).__name__}; e.g. "
-                "ValidationNode([MyModel])."
-            )
+        check_list(schemas, "ValidationNode", "schemas", "[MyModel]")
         self.name = name
         self.tags = list(tags or ())
         self.format_error = format_error or default_format_error

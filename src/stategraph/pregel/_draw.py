@@ -12,7 +12,7 @@ from stategraph.pregel._pregel.marker import GraphMarker
 from stategraph.pregel.node import ChannelWrite, PregelNode
 
 if TYPE_CHECKING:
-    from stategraph.pregel.main import Pregel
+    from stategraph.pregel._roles import PregelGraph
 
 __all__ = ["draw_pregel", "node_routes"]
 
@@ -36,7 +36,7 @@ def node_routes(node: PregelNode) -> list[Route]:
     return routes
 
 
-def _interrupt_tag(graph: Pregel[Any, Any, Any, Any], name: str) -> str | None:
+def _interrupt_tag(graph: PregelGraph, name: str) -> str | None:
     tags = []
     for tag, names in (
         ("before", graph.interrupt_before_nodes),
@@ -47,9 +47,7 @@ def _interrupt_tag(graph: Pregel[Any, Any, Any, Any], name: str) -> str | None:
     return ",".join(tags) or None
 
 
-def _metadata(
-    graph: Pregel[Any, Any, Any, Any], name: str, node: PregelNode
-) -> dict[str, Any] | None:
+def _metadata(graph: PregelGraph, name: str, node: PregelNode) -> dict[str, Any] | None:
     meta = {k: v for k, v in node.metadata.items() if k not in _INTERNAL_METADATA}
     if node.defer:
         meta["defer"] = True
@@ -59,16 +57,16 @@ def _metadata(
     return meta or None
 
 
-def _subgraph_of(node: PregelNode) -> Pregel[Any, Any, Any, Any] | None:
+def _subgraph_of(node: PregelNode) -> PregelGraph | None:
     if isinstance(node.proc, GraphMarker):
-        return cast("Pregel[Any, Any, Any, Any]", node.proc)
+        return cast("PregelGraph", node.proc)
     if len(node.subgraphs) == 1 and isinstance(node.subgraphs[0], GraphMarker):
-        return cast("Pregel[Any, Any, Any, Any]", node.subgraphs[0])
+        return cast("PregelGraph", node.subgraphs[0])
     return None
 
 
 def draw_pregel(
-    graph: Pregel[Any, Any, Any, Any],
+    graph: PregelGraph,
     *,
     xray: int | bool = False,
     _within: tuple[int, ...] = (),

@@ -9,7 +9,7 @@ from stategraph.errors import EmptyChannelError, InvalidUpdateError
 
 if TYPE_CHECKING:
     from stategraph.channels.base import BaseChannel
-    from stategraph.pregel.main import Pregel
+    from stategraph.pregel._roles import PregelGraph
     from stategraph.types import Command
 
 __all__ = ["NO_UPDATE", "check_output_keys", "map_input", "map_command", "read_output"]
@@ -18,7 +18,7 @@ NO_UPDATE: Any = object()
 """Returned by ``Pregel.task_update`` when a task has nothing to show in ``updates``."""
 
 
-def map_input(graph: Pregel, value: Any) -> list[tuple[str, Any]]:
+def map_input(graph: PregelGraph, value: Any) -> list[tuple[str, Any]]:
     """Turn the input of ``invoke``/``stream`` into writes to the input channels."""
     channels = graph.input_channels
     if isinstance(channels, str):
@@ -30,7 +30,7 @@ def map_input(graph: Pregel, value: Any) -> list[tuple[str, Any]]:
     return [(k, value[k]) for k in channels if k in value]
 
 
-def map_command(cmd: Command, graph: Pregel) -> list[tuple[str, Any]]:
+def map_command(cmd: Command, graph: PregelGraph) -> list[tuple[str, Any]]:
     """The writes a ``Command`` passed as input makes (its ``update`` and ``goto``)."""
     if cmd.graph is not None:
         raise InvalidUpdateError(
@@ -45,7 +45,7 @@ def map_command(cmd: Command, graph: Pregel) -> list[tuple[str, Any]]:
     return writes
 
 
-def check_output_keys(graph: Pregel[Any, Any, Any, Any], keys: Any) -> None:
+def check_output_keys(graph: PregelGraph, keys: Any) -> None:
     """Raise ``ValueError`` unless ``keys`` (a run's ``output_keys=``) names channels
     of ``graph``: one name, or a list of names."""
     names = [keys] if isinstance(keys, str) else keys

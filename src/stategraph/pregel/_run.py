@@ -15,8 +15,8 @@ if TYPE_CHECKING:
     from stategraph.observe._messages import MessagesEmitter
     from stategraph.pregel._lease_guard import LeaseSettings, RunGuard
     from stategraph.pregel._remote_tasks import Remote
+    from stategraph.pregel._roles import PregelGraph
     from stategraph.pregel._task import Task
-    from stategraph.pregel.main import Pregel
 
 __all__ = ["RunContext", "ReplayPlan", "Sink", "strip_task_ids"]
 
@@ -131,7 +131,7 @@ class RunContext:
     def __init__(
         self,
         *,
-        graph: Pregel[Any, Any, Any, Any],
+        graph: PregelGraph,
         config: dict[str, Any],
         checkpointer: Any,
         store: Any,

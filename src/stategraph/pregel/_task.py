@@ -5,19 +5,32 @@ from __future__ import annotations
 import itertools
 import threading
 import warnings
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from stategraph._notes import add_note
 from stategraph.constants import RESUME, RESUME_ASKED
 from stategraph.errors import INVALID_RESUME_NOTE, ErrorCode, GraphInterrupt, create_error_message
-from stategraph.types import CacheKey, Interrupt, RetryPolicy, TimeoutPolicy
+from stategraph.types import (
+    CacheKey,
+    CachePolicy,
+    Interrupt,
+    RetryPolicy,
+    TimeoutPolicy,
+    TracePolicy,
+)
 
 if TYPE_CHECKING:
     from stategraph._context import TaskContext
-    from stategraph.pregel.node import PregelNode
 
-__all__ = ["Task", "Scratchpad", "ResumeState", "InterruptMismatchError", "interrupt_id"]
+__all__ = [
+    "Task",
+    "TaskNode",
+    "Scratchpad",
+    "ResumeState",
+    "InterruptMismatchError",
+    "interrupt_id",
+]
 
 _MISSING = object()
 
@@ -206,6 +219,24 @@ _SEND_LOCK = threading.Lock()
 task needs no lock of its own to allocate)."""
 
 
+class TaskNode(Protocol):
+    """What a task and those who watch it read of the node it runs: a
+    :class:`~stategraph.pregel.node.PregelNode` (which imports this module, so it is
+    not imported here)."""
+
+    name: str
+    proc: Any
+    """A ``NodeCall``, or a compiled graph (a subgraph)."""
+    writers: list[Callable[[Task, Any], None]]
+    """Turn the node's output into writes (``pregel.node.Writer``)."""
+    subgraphs: list[Any]
+    metadata: dict[str, Any]
+    tags: list[str]
+    cache_policy: CachePolicy | None
+    trace_policy: TracePolicy | None
+    error_handler: str | None
+
+
 class Task:
     """One unit of work of a super-step: a node run with a given input.
 
@@ -247,7 +278,7 @@ class Task:
         id: str,
         name: str,
         path: tuple[Any, ...],
-        node: PregelNode,
+        node: TaskNode,
         input: Any,
         triggers: Sequence[str],
         ns: str,

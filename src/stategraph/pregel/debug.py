@@ -8,7 +8,7 @@ compute; the rest of the shaping, and every name a caller imports from here, is 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from stategraph.checkpoint.lease import LEASE_TOKEN_KEY
 from stategraph.constants import CONF, ERROR, INTERRUPT
@@ -23,9 +23,10 @@ from stategraph.observe._debug import (
 from stategraph.pregel._io import NO_UPDATE, read_output
 
 if TYPE_CHECKING:
-    from stategraph.pregel._loop.drive import Loop
+    from stategraph.channels.base import BaseChannel
+    from stategraph.pregel._roles import PregelGraph
+    from stategraph.pregel._run import RunContext
     from stategraph.pregel._task import Task
-    from stategraph.pregel.main import Pregel
 
 __all__ = [
     "map_debug_tasks",
@@ -39,7 +40,26 @@ __all__ = [
 ]
 
 
-def task_result_payload(task: Task, graph: Pregel) -> dict[str, Any]:
+class _CheckpointLoop(Protocol):
+    """What a checkpoint's payload reads of the run's
+    :class:`~stategraph.pregel._loop.drive.Loop` (the loop calls this module, so it is
+    not imported here)."""
+
+    run: RunContext
+    graph: PregelGraph
+    channels: dict[str, BaseChannel]
+    pending_writes: list[tuple[str, str, Any]]
+    parent_config: dict[str, Any] | None
+    save_loop: bool
+    dirty: bool
+    _exit_parent: dict[str, Any] | None
+
+    def _prepare(self, for_execution: bool) -> dict[str, Task]:
+        """The tasks of the next step (prepared to run when ``for_execution``)."""
+        ...
+
+
+def task_result_payload(task: Task, graph: PregelGraph) -> dict[str, Any]:
     """``tasks`` chunk reporting a finished task: its result, error and interrupts."""
     update = graph.task_update(task)
     result: dict[str, Any]
@@ -91,7 +111,7 @@ def _repeated_writes(writes: list[tuple[str, Any]]) -> dict[str, list[Any]]:
 
 
 def checkpoint_payload(
-    loop: Loop, checkpoint: dict[str, Any], metadata: dict[str, Any]
+    loop: _CheckpointLoop, checkpoint: dict[str, Any], metadata: dict[str, Any]
 ) -> dict[str, Any]:
     """``checkpoints`` chunk: config, values, metadata, next tasks of a new checkpoint.
 
@@ -128,7 +148,7 @@ def _with_run_configurable(run: Any, config: dict[str, Any]) -> dict[str, Any]:
     return {CONF: {**extra, **config[CONF]}}
 
 
-def _pending_task(loop: Loop, task: Task) -> dict[str, Any]:
+def _pending_task(loop: _CheckpointLoop, task: Task) -> dict[str, Any]:
     """One task of a checkpoint payload, with what its saved writes say: its error,
     or its pending interrupts and (if it already finished) its result."""
     writes = [(chan, value) for tid, chan, value in loop.pending_writes if tid == task.id]

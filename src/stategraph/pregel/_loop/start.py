@@ -232,7 +232,7 @@ class StartMixin(PrepareMixin, CheckpointsMixin):
             ):
                 from stategraph.pregel.debug import checkpoint_payload, debug_event
 
-                payload = checkpoint_payload(self, self.checkpoint, self.metadata)  # type: ignore[arg-type]  # self is a Loop
+                payload = checkpoint_payload(self, self.checkpoint, self.metadata)
                 run.emit("checkpoints", payload)
                 run.emit("debug", debug_event("checkpoint", prev_step, payload))
             self.output_written = True

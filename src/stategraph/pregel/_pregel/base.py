@@ -5,8 +5,8 @@ the trigger index, validates, copies, and answers the loop's questions about the
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from typing_extensions import Self
 
@@ -16,14 +16,10 @@ from stategraph.errors import sync_timeout_error
 from stategraph.pregel._io import NO_UPDATE
 from stategraph.pregel._pregel.config import _check_checkpointer, _merge_configs
 from stategraph.pregel._pregel.marker import GraphMarker
-from stategraph.pregel._run import strip_task_ids
 from stategraph.pregel._task import Task
 from stategraph.pregel.node import NodeBuilder, PregelNode
 from stategraph.types import Command, RetryPolicy, Send
 from stategraph.warnings import LangGraphDeprecatedSinceV10, warn_deprecated
-
-if TYPE_CHECKING:
-    from stategraph.pregel.main import Pregel
 
 
 class PregelBase(GraphMarker):
@@ -193,35 +189,6 @@ class PregelBase(GraphMarker):
     def with_config(self, config: Mapping[str, Any] | None = None, **kwargs: Any) -> Self:
         """A copy whose runs merge ``config`` (and keyword config keys) into their config."""
         return self.copy(config=_merge_configs(self.config, {**(config or {}), **kwargs}))
-
-    def get_subgraphs(
-        self, *, namespace: str | None = None, recurse: bool = False
-    ) -> Iterator[tuple[str, Pregel]]:
-        """Yield ``(namespace, graph)`` for each subgraph of the graph.
-
-        ``namespace`` selects the subgraph at exactly that namespace, compared level by
-        level (``"a|b"`` is the subgraph ``b`` inside the subgraph ``a``; task ids are
-        ignored). ``recurse`` also yields the subgraphs of subgraphs.
-        """
-        head = rest = ""
-        if namespace is not None:
-            head, _, rest = strip_task_ids(namespace).partition(NS_SEP)
-        for name, node in self.nodes.items():
-            if namespace is not None and name != head:
-                continue
-            for sub in node.subgraphs:
-                if namespace is None or not rest:
-                    yield name, sub
-                if recurse and (namespace is None or rest):
-                    for sub_name, deeper in sub.get_subgraphs(namespace=rest or None, recurse=True):
-                        yield f"{name}{NS_SEP}{sub_name}", deeper
-
-    async def aget_subgraphs(
-        self, *, namespace: str | None = None, recurse: bool = False
-    ) -> AsyncIterator[tuple[str, Pregel]]:
-        """Async twin of :meth:`get_subgraphs`."""
-        for item in self.get_subgraphs(namespace=namespace, recurse=recurse):
-            yield item
 
     def _cache_namespaces(self, nodes: Sequence[str] | None) -> list[tuple[str, ...]]:
         from stategraph.pregel._cache_io import CACHE_NS

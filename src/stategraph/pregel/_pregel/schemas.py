@@ -11,7 +11,7 @@ from stategraph.warnings import LangGraphDeprecatedSinceV10, warn_deprecated
 
 if TYPE_CHECKING:
     from stategraph.drawing._graph import Graph
-    from stategraph.pregel.main import Pregel
+    from stategraph.pregel._roles import PregelGraph
 
 
 class SchemaMixin(PregelBase):
@@ -108,7 +108,7 @@ class SchemaMixin(PregelBase):
         """
         from stategraph.pregel._draw import draw_pregel
 
-        return draw_pregel(cast("Pregel", self), xray=xray)
+        return draw_pregel(cast("PregelGraph", self), xray=xray)
 
     async def aget_graph(
         self, config: Mapping[str, Any] | None = None, *, xray: int | bool = False

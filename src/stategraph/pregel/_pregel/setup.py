@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from stategraph._context import TaskContext
     from stategraph.observe._typed_output import V2Parts
     from stategraph.pregel._loop.drive import Loop
-    from stategraph.pregel.main import Pregel
+    from stategraph.pregel._roles import PregelGraph
 
 
 _RUN_PARTS: tuple[type[Loop], Callable[..., Any]] | None = None
@@ -45,7 +45,7 @@ def _run_parts() -> tuple[type[Loop], Callable[..., Any]]:
     instructions on every run."""
     global _RUN_PARTS
     if _RUN_PARTS is None:
-        from stategraph.observe._fanout import observers_for
+        from stategraph.observe._registry import observers_for
         from stategraph.pregel._loop.drive import Loop
 
         _RUN_PARTS = (Loop, observers_for)
@@ -182,11 +182,11 @@ class RunSetupMixin(PregelBase):
             resuming = False
             parent_ids = {}
         if output_keys is not None:
-            check_output_keys(cast("Pregel", self), output_keys)
+            check_output_keys(cast("PregelGraph", self), output_keys)
         ib = self.interrupt_before_nodes if interrupt_before is None else interrupt_before
         ia = self.interrupt_after_nodes if interrupt_after is None else interrupt_after
         run = RunContext(
-            graph=cast("Pregel", self),
+            graph=cast("PregelGraph", self),
             config=cfg,
             checkpointer=saver,
             store=store,

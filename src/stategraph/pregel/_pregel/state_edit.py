@@ -24,7 +24,7 @@ from stategraph.types import StateUpdate
 
 if TYPE_CHECKING:
     from stategraph.pregel._loop.drive import Loop
-    from stategraph.pregel.main import Pregel
+    from stategraph.pregel._roles import PregelGraph
 
 
 COPY = "__copy__"
@@ -32,7 +32,7 @@ COPY = "__copy__"
 
 
 def _update_gen(
-    graph: Pregel,
+    graph: PregelGraph,
     saver: Any,
     config: Mapping[str, Any],
     updates: Sequence[StateUpdate],
@@ -104,7 +104,7 @@ def _uuid_for(view: Loop, name: str) -> str:
 
 
 def _input_update(
-    graph: Pregel, view: Loop, tup: Any, values: Any, step: int
+    graph: PregelGraph, view: Loop, tup: Any, values: Any, step: int
 ) -> Generator[Any, Any, dict[str, Any]]:
     """``as_node="__input__"``: ``values`` become a new input checkpoint of the thread."""
     from stategraph.pregel._io import map_input
@@ -124,7 +124,7 @@ def _input_update(
 
 
 def _copy_update(
-    graph: Pregel, saver: Any, view: Loop, tup: Any, values: Any, step: int
+    graph: PregelGraph, saver: Any, view: Loop, tup: Any, values: Any, step: int
 ) -> Generator[Any, Any, dict[str, Any]]:
     """``as_node="__copy__"``: fork the checkpoint as a sibling (``source="fork"``).
 
@@ -168,7 +168,7 @@ def _copy_update(
 
 
 def _end_update(
-    graph: Pregel, view: Loop, tup: Any, step: int
+    graph: PregelGraph, view: Loop, tup: Any, step: int
 ) -> Generator[Any, Any, dict[str, Any]]:
     """``as_node="__end__"`` with no values: end the pending tasks, so nothing is next.
 
@@ -209,7 +209,7 @@ def _end_update(
 
 
 def _node_updates(
-    graph: Pregel, view: Loop, tup: Any, updates: Sequence[StateUpdate], step: int
+    graph: PregelGraph, view: Loop, tup: Any, updates: Sequence[StateUpdate], step: int
 ) -> Generator[Any, Any, dict[str, Any]]:
     """Updates as if the named nodes returned them, applied together as one step."""
     from stategraph.pregel._algo import apply_writes, local_read
@@ -296,7 +296,7 @@ def _node_updates(
     return _saved_config(view)
 
 
-def _last_writer(graph: Pregel, view: Loop) -> str:
+def _last_writer(graph: PregelGraph, view: Loop) -> str:
     if len(graph.nodes) == 1:
         return next(iter(graph.nodes))
     seen = view.checkpoint["versions_seen"]

@@ -22,7 +22,7 @@ from stategraph.types import PregelTask, StateSnapshot
 
 if TYPE_CHECKING:
     from stategraph.pregel._loop.drive import Loop
-    from stategraph.pregel.main import Pregel
+    from stategraph.pregel._roles import PregelGraph
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +63,7 @@ _UNFINISHED = frozenset(
 )
 
 
-def _task_result(graph: Pregel, writes: list[tuple[str, Any]]) -> dict[str, Any] | None:
+def _task_result(graph: PregelGraph, writes: list[tuple[str, Any]]) -> dict[str, Any] | None:
     """What a finished task wrote to the state (shown as ``PregelTask.result``)."""
     keys = graph.stream_keys
     if isinstance(keys, str):
@@ -152,11 +152,11 @@ async def _adrive(gen: Generator[Any, Any, Any], saver: Any, token: int | None =
         return stop.value
 
 
-def _graph(obj: Any) -> Pregel:
-    return cast("Pregel", obj)
+def _graph(obj: Any) -> PregelGraph:
+    return cast("PregelGraph", obj)
 
 
-def _require_saver(graph: Pregel, config: Mapping[str, Any]) -> Any:
+def _require_saver(graph: PregelGraph, config: Mapping[str, Any]) -> Any:
     from stategraph.pregel._pregel.config import lift_config_keys
 
     config = lift_config_keys(config)
@@ -195,7 +195,7 @@ def _state_config(config: Mapping[str, Any]) -> dict[str, Any]:
     return {**config, CONF: conf}
 
 
-def _graph_at(graph: Pregel, ns: str, *, required: bool) -> Pregel:
+def _graph_at(graph: PregelGraph, ns: str, *, required: bool) -> PregelGraph:
     """The graph whose state lives at namespace ``ns`` (``graph`` itself at the root).
 
     A namespace run by a graph called inside a node that the parent does not declare
@@ -219,7 +219,9 @@ def _graph_at(graph: Pregel, ns: str, *, required: bool) -> Pregel:
     return graph
 
 
-def _target(graph: Pregel, cfg: dict[str, Any], *, required: bool) -> tuple[Pregel, dict[str, Any]]:
+def _target(
+    graph: PregelGraph, cfg: dict[str, Any], *, required: bool
+) -> tuple[PregelGraph, dict[str, Any]]:
     """The graph at ``cfg``'s namespace and the config to read its state with.
 
     A subgraph compiled with ``checkpointer=True`` keeps one state per thread, saved
@@ -253,7 +255,7 @@ def _mapped(config: Mapping[str, Any] | None, metadata: Any) -> Any:
     return {**config, CONF: {**conf, "checkpoint_map": {**parents, ns: conf["checkpoint_id"]}}}
 
 
-def _view(graph: Pregel, saver: Any, config: Mapping[str, Any]) -> Loop:
+def _view(graph: PregelGraph, saver: Any, config: Mapping[str, Any]) -> Loop:
     from stategraph.pregel._loop.drive import Loop
     from stategraph.pregel._pregel.config import DEFAULT_RECURSION_LIMIT
     from stategraph.pregel._run import RunContext
@@ -284,7 +286,7 @@ def _view(graph: Pregel, saver: Any, config: Mapping[str, Any]) -> Loop:
 
 
 def _snapshot_gen(
-    graph: Pregel,
+    graph: PregelGraph,
     saver: Any,
     config: Mapping[str, Any],
     tup: Any,
@@ -384,7 +386,7 @@ def _snapshot_gen(
 
 
 def _get_state_gen(
-    graph: Pregel,
+    graph: PregelGraph,
     saver: Any,
     config: Mapping[str, Any],
     subgraphs: bool,
