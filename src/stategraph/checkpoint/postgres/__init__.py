@@ -46,7 +46,10 @@ from stategraph.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
+    Config,
+    Filter,
     SerializerProtocol,
+    Writes,
 )
 from stategraph.checkpoint.lease_savers import SqlLeases
 from stategraph.checkpoint.lease_sql import (
@@ -277,46 +280,27 @@ class PostgresSaver(SqlLeases, PostgresCalls):
         statement = self.get_tuple_statement(config)
         return self._read(lambda first: self._get_tuple_plan(statement, first))
 
-    def list(
-        self,
-        config: dict[str, Any] | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: dict[str, Any] | None = None,
-        limit: int | None = None,
+    def _list(
+        self, config: Config | None, filter: Filter, before: Config | None, limit: int | None
     ) -> Iterator[CheckpointTuple]:
-        """Yield matching checkpoints newest first (see ``BaseCheckpointSaver.list``).
-
-        Results are read in pages of 100, one statement each; metadata filters run in
-        SQL with bound parameters (entries SQL cannot decide exactly run in Python).
-        """
+        """``list``: read in pages of 100, one statement each; metadata filters run in
+        SQL with bound parameters (entries SQL cannot decide exactly run in Python)."""
         query = ListQuery(config, filter, before, limit)
         while not query.done:
             yield from self._read(lambda _: self.list_page_plan(query))
 
     # -- writing ---------------------------------------------------------------
 
-    def put(
-        self,
-        config: dict[str, Any],
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
+    def _put(
+        self, config: Config, checkpoint: Checkpoint, meta: CheckpointMetadata, new: ChannelVersions
     ) -> dict[str, Any]:
-        """Save ``checkpoint`` atomically (its new channel values and its row in one
-        statement) and return the config naming it. ``config``'s ``checkpoint_id`` is
-        recorded as the parent."""
-        return self._perform(self.put_calls(config, checkpoint, metadata, new_versions))
+        """``put``: save ``checkpoint`` atomically (its new channel values and its row in
+        one statement)."""
+        return self._perform(self.put_calls(config, checkpoint, meta, new))
 
-    def put_writes(
-        self,
-        config: dict[str, Any],
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        """Save task ``task_id``'s writes atomically: special channels replace,
-        regular writes are kept only if absent."""
+    def _put_writes(self, config: Config, writes: Writes, task_id: str, task_path: str) -> None:
+        """``put_writes``, atomically: special channels replace, regular writes are kept
+        only if absent."""
         self._perform(self.put_writes_calls(config, writes, task_id, task_path))
 
     def delete_thread(self, thread_id: str) -> None:

@@ -30,6 +30,8 @@ from stategraph.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
+    Config,
+    Writes,
 )
 from stategraph.checkpoint.langgraph_import._guard import (
     langgraph_postgres_statement,
@@ -123,15 +125,11 @@ class PostgresCalls(PostgresCore):
     """The saver calls of the full PostgreSQL savers, as :data:`Calls`."""
 
     def put_calls(
-        self,
-        config: dict[str, Any],
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
+        self, config: Config, checkpoint: Checkpoint, meta: CheckpointMetadata, new: ChannelVersions
     ) -> Calls[dict[str, Any]]:
-        """``put``: one statement (fenced in one transaction for a leased run; with
+        """``put`` (``meta``, ``new``: its ``metadata``, ``new_versions``): one statement (fenced in one transaction for a leased run; with
         the delta bases checked first when values are deltas or interned items)."""
-        params = self.put_params(config, checkpoint, metadata, new_versions)
+        params = self.put_params(config, checkpoint, meta, new)
         check = self.base_check_params(params)
         token = lease_token(config)
         fenced = (
@@ -155,8 +153,8 @@ class PostgresCalls(PostgresCore):
 
     def put_writes_calls(
         self,
-        config: dict[str, Any],
-        writes: Sequence[tuple[str, Any]],
+        config: Config,
+        writes: Writes,
         task_id: str,
         task_path: str = "",
     ) -> Calls[None]:

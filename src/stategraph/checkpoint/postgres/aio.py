@@ -39,7 +39,10 @@ from stategraph.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
+    Config,
+    Filter,
     SerializerProtocol,
+    Writes,
 )
 from stategraph.checkpoint.lease_savers import AsyncSqlLeases
 from stategraph.checkpoint.lease_sql import (
@@ -265,38 +268,25 @@ class AsyncPostgresSaver(AsyncSqlLeases, PostgresCalls):
         statement = self.get_tuple_statement(config)
         return await self._read(lambda first: self._get_tuple_plan(statement, first))
 
-    async def alist(
-        self,
-        config: dict[str, Any] | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: dict[str, Any] | None = None,
-        limit: int | None = None,
+    async def _alist(
+        self, config: Config | None, filter: Filter, before: Config | None, limit: int | None
     ) -> AsyncIterator[CheckpointTuple]:
-        """Yield matching checkpoints newest first, read in pages of 100."""
+        """``alist``: matching checkpoints newest first, read in pages of 100."""
         query = ListQuery(config, filter, before, limit)
         while not query.done:
             for item in await self._read(lambda _: self.list_page_plan(query)):
                 yield item
 
-    async def aput(
-        self,
-        config: dict[str, Any],
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
+    async def _aput(
+        self, config: Config, checkpoint: Checkpoint, meta: CheckpointMetadata, new: ChannelVersions
     ) -> dict[str, Any]:
-        """Save ``checkpoint`` atomically and return the config naming it."""
-        return await self._perform(self.put_calls(config, checkpoint, metadata, new_versions))
+        """``aput``: save ``checkpoint`` atomically."""
+        return await self._perform(self.put_calls(config, checkpoint, meta, new))
 
-    async def aput_writes(
-        self,
-        config: dict[str, Any],
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
+    async def _aput_writes(
+        self, config: Config, writes: Writes, task_id: str, task_path: str
     ) -> None:
-        """Save a task's pending writes atomically (special channels replace)."""
+        """``aput_writes``: a task's pending writes, atomically (special channels replace)."""
         await self._perform(self.put_writes_calls(config, writes, task_id, task_path))
 
     async def adelete_thread(self, thread_id: str) -> None:
@@ -321,37 +311,24 @@ class AsyncPostgresSaver(AsyncSqlLeases, PostgresCalls):
         """Sync :meth:`aget_tuple`; raises inside a running event loop."""
         return self._sync("get_tuple", lambda: self.aget_tuple(config))
 
-    def list(
-        self,
-        config: dict[str, Any] | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: dict[str, Any] | None = None,
-        limit: int | None = None,
+    def _list(
+        self, config: Config | None, filter: Filter, before: Config | None, limit: int | None
     ) -> Iterator[CheckpointTuple]:
-        """Sync :meth:`alist`; raises inside a running event loop."""
+        """``list``: :meth:`alist`'s pages, each read on the saver's event loop (raises
+        inside a running event loop)."""
         query = ListQuery(config, filter, before, limit)
         while not query.done:
             yield from self._sync("list", lambda: self._read(lambda _: self.list_page_plan(query)))
 
-    def put(
-        self,
-        config: dict[str, Any],
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
+    def _put(
+        self, config: Config, checkpoint: Checkpoint, meta: CheckpointMetadata, new: ChannelVersions
     ) -> dict[str, Any]:
-        """Sync :meth:`aput`; raises inside a running event loop."""
-        return self._sync("put", lambda: self.aput(config, checkpoint, metadata, new_versions))
+        """``put``: :meth:`aput` on the saver's event loop (raises inside a running one)."""
+        return self._sync("put", lambda: self.aput(config, checkpoint, meta, new))
 
-    def put_writes(
-        self,
-        config: dict[str, Any],
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        """Sync :meth:`aput_writes`; raises inside a running event loop."""
+    def _put_writes(self, config: Config, writes: Writes, task_id: str, task_path: str) -> None:
+        """``put_writes``: :meth:`aput_writes` on the saver's event loop (raises inside a
+        running one)."""
         self._sync("put_writes", lambda: self.aput_writes(config, writes, task_id, task_path))
 
     def delete_thread(self, thread_id: str) -> None:

@@ -38,13 +38,17 @@ from stategraph.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
+    Config,
+    Filter,
     PendingWrite,
     SerializerProtocol,
+    Writes,
     dump_channel_value,
 )
 from stategraph.checkpoint.postgres._base import Plan, PostgresCore, accept_conn
 from stategraph.checkpoint.postgres._drivers import adrive_on, drive_on
 from stategraph.checkpoint.postgres._filters import filter_clauses
+from stategraph.checkpoint.postgres._sql import REPLACE_ROW
 
 __all__ = ["ShallowPostgresSaver", "AsyncShallowPostgresSaver", "MIGRATIONS"]
 
@@ -96,20 +100,14 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
 
 _MIGRATIONS_TABLE = "CREATE TABLE IF NOT EXISTS sg_shallow_migrations (v INTEGER PRIMARY KEY)"
 
-_PUT = """
+_PUT = f"""
 WITH cp AS (
     INSERT INTO sg_shallow_checkpoints (thread_id, checkpoint_ns, checkpoint_id, type,
         checkpoint, channel_versions, metadata_type, metadata_blob, metadata)
     VALUES (%(thread_id)s, %(ns)s, %(checkpoint_id)s, %(type)s, %(checkpoint)s,
         %(channel_versions)s::jsonb, %(metadata_type)s, %(metadata_blob)s, %(metadata)s::jsonb)
     ON CONFLICT (thread_id, checkpoint_ns) DO UPDATE SET
-        checkpoint_id = excluded.checkpoint_id,
-        type = excluded.type,
-        checkpoint = excluded.checkpoint,
-        channel_versions = excluded.channel_versions,
-        metadata_type = excluded.metadata_type,
-        metadata_blob = excluded.metadata_blob,
-        metadata = excluded.metadata
+        checkpoint_id = excluded.checkpoint_id, {REPLACE_ROW}
 ),
 new_blobs AS (
     INSERT INTO sg_shallow_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
@@ -271,14 +269,10 @@ class _ShallowCore(PostgresCore):
         return self.take(rows, filter, exact, limit)
 
     def put_plan(
-        self,
-        config: Mapping[str, Any],
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
+        self, config: Config, checkpoint: Checkpoint, meta: CheckpointMetadata, new: ChannelVersions
     ) -> Plan[dict[str, Any]]:
         """``put`` (values serialized here, before the plan runs)."""
-        params = self.put_params(config, checkpoint, metadata, new_versions)
+        params = self.put_params(config, checkpoint, meta, new)
         params["kept"] = list(checkpoint["channel_versions"])
         done = checkpoint_config(params["thread_id"], params["ns"], checkpoint["id"])
         return _write(_PUT, params, done)
@@ -401,35 +395,20 @@ class ShallowPostgresSaver(_ShallowCore):
         """The latest checkpoint of the thread and namespace (``checkpoint_id`` ignored)."""
         return self._run_plan(self.get_plan(config))
 
-    def list(
-        self,
-        config: dict[str, Any] | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: dict[str, Any] | None = None,
-        limit: int | None = None,
+    def _list(
+        self, config: Config | None, filter: Filter, before: Config | None, limit: int | None
     ) -> Iterator[CheckpointTuple]:
-        """The latest checkpoint of each matching thread/namespace, newest first."""
+        """``list``: the latest checkpoint of each matching thread/namespace, newest first."""
         yield from self._run_plan(self.list_plan(config, filter, before, limit))
 
-    def put(
-        self,
-        config: dict[str, Any],
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
+    def _put(
+        self, config: Config, checkpoint: Checkpoint, meta: CheckpointMetadata, new: ChannelVersions
     ) -> dict[str, Any]:
-        """Replace the thread's checkpoint with ``checkpoint``."""
-        return self._run_plan(self.put_plan(config, checkpoint, metadata, new_versions))
+        """``put``: replace the thread's checkpoint with ``checkpoint``."""
+        return self._run_plan(self.put_plan(config, checkpoint, meta, new))
 
-    def put_writes(
-        self,
-        config: dict[str, Any],
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        """Save a task's pending writes against the current checkpoint."""
+    def _put_writes(self, config: Config, writes: Writes, task_id: str, task_path: str) -> None:
+        """``put_writes``: a task's pending writes, against the current checkpoint."""
         plan = self.put_writes_plan(self.put_writes_params(config, writes, task_id, task_path))
         if plan is not None:
             self._run_plan(plan)
@@ -494,36 +473,23 @@ class AsyncShallowPostgresSaver(_ShallowCore):
         """The latest checkpoint of the thread and namespace (``checkpoint_id`` ignored)."""
         return await self._run_plan(self.get_plan(config))
 
-    async def alist(
-        self,
-        config: dict[str, Any] | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: dict[str, Any] | None = None,
-        limit: int | None = None,
+    async def _alist(
+        self, config: Config | None, filter: Filter, before: Config | None, limit: int | None
     ) -> AsyncIterator[CheckpointTuple]:
-        """The latest checkpoint of each matching thread/namespace, newest first."""
+        """``alist``: the latest checkpoint of each matching thread/namespace, newest first."""
         for item in await self._run_plan(self.list_plan(config, filter, before, limit)):
             yield item
 
-    async def aput(
-        self,
-        config: dict[str, Any],
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
+    async def _aput(
+        self, config: Config, checkpoint: Checkpoint, meta: CheckpointMetadata, new: ChannelVersions
     ) -> dict[str, Any]:
-        """Replace the thread's checkpoint with ``checkpoint``."""
-        return await self._run_plan(self.put_plan(config, checkpoint, metadata, new_versions))
+        """``aput``: replace the thread's checkpoint with ``checkpoint``."""
+        return await self._run_plan(self.put_plan(config, checkpoint, meta, new))
 
-    async def aput_writes(
-        self,
-        config: dict[str, Any],
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
+    async def _aput_writes(
+        self, config: Config, writes: Writes, task_id: str, task_path: str
     ) -> None:
-        """Save a task's pending writes against the current checkpoint."""
+        """``aput_writes``: a task's pending writes, against the current checkpoint."""
         plan = self.put_writes_plan(self.put_writes_params(config, writes, task_id, task_path))
         if plan is not None:
             await self._run_plan(plan)
@@ -555,15 +521,11 @@ class AsyncShallowPostgresSaver(_ShallowCore):
         result: CheckpointTuple | None = self._sync("get_tuple", self.aget_tuple(config))
         return result
 
-    def list(
-        self,
-        config: dict[str, Any] | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: dict[str, Any] | None = None,
-        limit: int | None = None,
+    def _list(
+        self, config: Config | None, filter: Filter, before: Config | None, limit: int | None
     ) -> Iterator[CheckpointTuple]:
-        """Sync :meth:`alist` (from another thread)."""
+        """``list``: :meth:`alist`'s items, read on the saver's event loop (from another
+        thread)."""
 
         async def collect() -> list[CheckpointTuple]:
             return [
@@ -573,27 +535,16 @@ class AsyncShallowPostgresSaver(_ShallowCore):
         items: list[CheckpointTuple] = self._sync("list", collect())
         return iter(items)
 
-    def put(
-        self,
-        config: dict[str, Any],
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
+    def _put(
+        self, config: Config, checkpoint: Checkpoint, meta: CheckpointMetadata, new: ChannelVersions
     ) -> dict[str, Any]:
-        """Sync :meth:`aput` (from another thread)."""
-        result: dict[str, Any] = self._sync(
-            "put", self.aput(config, checkpoint, metadata, new_versions)
-        )
+        """``put``: :meth:`aput` on the saver's event loop (from another thread)."""
+        result: dict[str, Any] = self._sync("put", self.aput(config, checkpoint, meta, new))
         return result
 
-    def put_writes(
-        self,
-        config: dict[str, Any],
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        """Sync :meth:`aput_writes` (from another thread)."""
+    def _put_writes(self, config: Config, writes: Writes, task_id: str, task_path: str) -> None:
+        """``put_writes``: :meth:`aput_writes` on the saver's event loop (from another
+        thread)."""
         self._sync("put_writes", self.aput_writes(config, writes, task_id, task_path))
 
     def delete_thread(self, thread_id: str) -> None:
