@@ -41,16 +41,7 @@ from stategraph.checkpoint._retention import (
     TTLConfig,
     check_ttl,
 )
-from stategraph.checkpoint.base import (
-    ChannelVersions,
-    Checkpoint,
-    CheckpointMetadata,
-    CheckpointTuple,
-    Config,
-    Filter,
-    SerializerProtocol,
-    Writes,
-)
+from stategraph.checkpoint.base import CheckpointTuple, Config, Filter, SerializerProtocol
 from stategraph.checkpoint.lease_savers import SqlLeases
 from stategraph.checkpoint.lease_sql import (
     POSTGRES,
@@ -73,6 +64,7 @@ from stategraph.checkpoint.postgres._calls import (
     lease_lost,
     lease_tables_plan,
     migrate_plan,
+    performed,
     setup_needed_plan,
 )
 from stategraph.checkpoint.postgres._drivers import drive_on, drive_retained
@@ -291,17 +283,8 @@ class PostgresSaver(SqlLeases, PostgresCalls):
 
     # -- writing ---------------------------------------------------------------
 
-    def _put(
-        self, config: Config, checkpoint: Checkpoint, meta: CheckpointMetadata, new: ChannelVersions
-    ) -> dict[str, Any]:
-        """``put``: save ``checkpoint`` atomically (its new channel values and its row in
-        one statement)."""
-        return self._perform(self.put_calls(config, checkpoint, meta, new))
-
-    def _put_writes(self, config: Config, writes: Writes, task_id: str, task_path: str) -> None:
-        """``put_writes``, atomically: special channels replace, regular writes are kept
-        only if absent."""
-        self._perform(self.put_writes_calls(config, writes, task_id, task_path))
+    _put = performed(PostgresCalls.put_calls)
+    _put_writes = performed(PostgresCalls.put_writes_calls)
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, write and value of ``thread_id`` atomically."""

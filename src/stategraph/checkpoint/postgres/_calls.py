@@ -20,8 +20,8 @@ Setting up runs plans (:data:`~._base.Plan`): :func:`setup_needed_plan`,
 from __future__ import annotations
 
 import time
-from collections.abc import Generator, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Coroutine, Generator, Sequence
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from stategraph.checkpoint._retention import PruneStrategy, check_prune_args
 from stategraph.checkpoint._util import check_ids, checkpoint_config
@@ -60,10 +60,38 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 Calls = Generator[tuple[str, tuple[Any, ...]], Any, T]
 """A sans-I/O saver call: yields ``(primitive name, args)`` (see the module doc),
 receives the primitive's result, returns what the call returns."""
+
+
+def performed(
+    calls: Callable[Concatenate[Any, P], Calls[T]],
+) -> Callable[Concatenate[Any, P], T]:
+    """The sync saver method carrying out the saver call ``calls`` makes (a method of
+    :class:`PostgresCalls`) through the saver's ``_perform``."""
+
+    def method(self: Any, *args: P.args, **kwargs: P.kwargs) -> T:
+        done: T = self._perform(calls(self, *args, **kwargs))
+        return done
+
+    method.__doc__ = f"Carry out :meth:`{calls.__name__}`."
+    return method
+
+
+def aperformed(
+    calls: Callable[Concatenate[Any, P], Calls[T]],
+) -> Callable[Concatenate[Any, P], Coroutine[Any, Any, T]]:
+    """The async twin of :func:`performed` (the saver's ``_perform`` is awaited)."""
+
+    async def method(self: Any, *args: P.args, **kwargs: P.kwargs) -> T:
+        done: T = await self._perform(calls(self, *args, **kwargs))
+        return done
+
+    method.__doc__ = f"Carry out :meth:`{calls.__name__}`."
+    return method
 
 
 def lease_lost(fence: Sequence[Statement]) -> LeaseLostError:

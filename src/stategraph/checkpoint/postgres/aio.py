@@ -33,16 +33,13 @@ from stategraph.checkpoint._retention import (
     check_prune_args,
     check_ttl,
 )
+from stategraph.checkpoint._twins import on_loop
 from stategraph.checkpoint._util import check_ids, refuse_in_event_loop
 from stategraph.checkpoint.base import (
-    ChannelVersions,
-    Checkpoint,
-    CheckpointMetadata,
     CheckpointTuple,
     Config,
     Filter,
     SerializerProtocol,
-    Writes,
 )
 from stategraph.checkpoint.lease_savers import AsyncSqlLeases
 from stategraph.checkpoint.lease_sql import (
@@ -62,6 +59,7 @@ from stategraph.checkpoint.postgres._base import (
 from stategraph.checkpoint.postgres._calls import (
     Calls,
     PostgresCalls,
+    aperformed,
     format_plan,
     lease_lost,
     lease_tables_plan,
@@ -277,17 +275,8 @@ class AsyncPostgresSaver(AsyncSqlLeases, PostgresCalls):
             for item in await self._read(lambda _: self.list_page_plan(query)):
                 yield item
 
-    async def _aput(
-        self, config: Config, checkpoint: Checkpoint, meta: CheckpointMetadata, new: ChannelVersions
-    ) -> dict[str, Any]:
-        """``aput``: save ``checkpoint`` atomically."""
-        return await self._perform(self.put_calls(config, checkpoint, meta, new))
-
-    async def _aput_writes(
-        self, config: Config, writes: Writes, task_id: str, task_path: str
-    ) -> None:
-        """``aput_writes``: a task's pending writes, atomically (special channels replace)."""
-        await self._perform(self.put_writes_calls(config, writes, task_id, task_path))
+    _aput = aperformed(PostgresCalls.put_calls)
+    _aput_writes = aperformed(PostgresCalls.put_writes_calls)
 
     async def adelete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, write and value of ``thread_id`` atomically."""
@@ -320,16 +309,8 @@ class AsyncPostgresSaver(AsyncSqlLeases, PostgresCalls):
         while not query.done:
             yield from self._sync("list", lambda: self._read(lambda _: self.list_page_plan(query)))
 
-    def _put(
-        self, config: Config, checkpoint: Checkpoint, meta: CheckpointMetadata, new: ChannelVersions
-    ) -> dict[str, Any]:
-        """``put``: :meth:`aput` on the saver's event loop (raises inside a running one)."""
-        return self._sync("put", lambda: self.aput(config, checkpoint, meta, new))
-
-    def _put_writes(self, config: Config, writes: Writes, task_id: str, task_path: str) -> None:
-        """``put_writes``: :meth:`aput_writes` on the saver's event loop (raises inside a
-        running one)."""
-        self._sync("put_writes", lambda: self.aput_writes(config, writes, task_id, task_path))
+    _put = on_loop(_aput, "put")
+    _put_writes = on_loop(_aput_writes, "put_writes")
 
     def delete_thread(self, thread_id: str) -> None:
         """Sync :meth:`adelete_thread`; raises inside a running event loop."""

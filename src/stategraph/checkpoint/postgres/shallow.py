@@ -18,13 +18,14 @@ Every operation is one SQL statement, so one autocommit connection can be shared
 from __future__ import annotations
 
 import threading
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, TypeVar
 
 import psycopg
 
 from stategraph.checkpoint._seal import sealer_of
+from stategraph.checkpoint._twins import on_loop
 from stategraph.checkpoint._util import (
     check_ids,
     checkpoint_config,
@@ -500,7 +501,9 @@ class AsyncShallowPostgresSaver(_ShallowCore):
 
     # -- sync API: from other threads while the event loop runs -------------------
 
-    def _sync(self, name: str, coro: Any) -> Any:
+    def _sync(self, name: str, make: Callable[[], Coroutine[Any, Any, T]]) -> T:
+        """Run the coroutine ``make()`` on the saver's event loop (from another thread)
+        and wait for it."""
         import asyncio
 
         try:
@@ -508,18 +511,16 @@ class AsyncShallowPostgresSaver(_ShallowCore):
         except RuntimeError:
             running = None
         if self.loop is None or running is self.loop:
-            coro.close()
             raise asyncio.InvalidStateError(
                 f"Synchronous {name}() of {type(self).__name__} cannot run on the event "
                 f"loop's thread: use 'await saver.a{name}(...)', or call {name}() from "
                 f"another thread while the loop runs."
             )
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+        return asyncio.run_coroutine_threadsafe(make(), self.loop).result()
 
     def get_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
         """Sync :meth:`aget_tuple` (from another thread)."""
-        result: CheckpointTuple | None = self._sync("get_tuple", self.aget_tuple(config))
-        return result
+        return self._sync("get_tuple", lambda: self.aget_tuple(config))
 
     def _list(
         self, config: Config | None, filter: Filter, before: Config | None, limit: int | None
@@ -532,22 +533,12 @@ class AsyncShallowPostgresSaver(_ShallowCore):
                 item async for item in self.alist(config, filter=filter, before=before, limit=limit)
             ]
 
-        items: list[CheckpointTuple] = self._sync("list", collect())
-        return iter(items)
+        return iter(self._sync("list", collect))
 
-    def _put(
-        self, config: Config, checkpoint: Checkpoint, meta: CheckpointMetadata, new: ChannelVersions
-    ) -> dict[str, Any]:
-        """``put``: :meth:`aput` on the saver's event loop (from another thread)."""
-        result: dict[str, Any] = self._sync("put", self.aput(config, checkpoint, meta, new))
-        return result
-
-    def _put_writes(self, config: Config, writes: Writes, task_id: str, task_path: str) -> None:
-        """``put_writes``: :meth:`aput_writes` on the saver's event loop (from another
-        thread)."""
-        self._sync("put_writes", self.aput_writes(config, writes, task_id, task_path))
+    _put = on_loop(_aput, "put")
+    _put_writes = on_loop(_aput_writes, "put_writes")
 
     def delete_thread(self, thread_id: str) -> None:
         """Sync :meth:`adelete_thread` (from another thread)."""
         check_ids("delete_thread", thread_id=thread_id)
-        self._sync("delete_thread", self.adelete_thread(thread_id))
+        self._sync("delete_thread", lambda: self.adelete_thread(thread_id))
