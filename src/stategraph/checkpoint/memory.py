@@ -24,6 +24,7 @@ from stategraph.checkpoint._list_delta import DELTA_TYPE, ListDeltaCodec, Pendin
 from stategraph.checkpoint._retention import (
     PruneStrategy,
     Sweeper,
+    SweeperThread,
     TTLConfig,
     check_prune_args,
     check_ttl,
@@ -70,7 +71,7 @@ BlobKey = tuple[str, str, str, Any]
 ItemKey = tuple[str, str, bytes]  # thread_id, checkpoint_ns, hash
 
 
-class InMemorySaver(StoredValues, BaseCheckpointSaver[str]):
+class InMemorySaver(SweeperThread, StoredValues, BaseCheckpointSaver[str]):
     """Checkpoint saver that keeps checkpoints in memory (lost when the process ends).
 
     Storage layout (all values serialized with ``serde``):
@@ -93,6 +94,8 @@ class InMemorySaver(StoredValues, BaseCheckpointSaver[str]):
 
     lease_fencing = True
     lease_rollback_supported = True
+    _sweeper_name = "stategraph-ttl-memory"
+    _ttl_example_args = ""
 
     def __init__(
         self,
@@ -578,24 +581,6 @@ class InMemorySaver(StoredValues, BaseCheckpointSaver[str]):
         for tid in expired:
             self.delete_thread(tid)
         return len(expired)
-
-    def start_ttl_sweeper(self) -> None:
-        """Run :meth:`sweep` in a background thread every
-        ``ttl["sweep_interval_minutes"]`` (default: every ``default_ttl`` / 4)."""
-        if self.ttl is None:
-            raise ValueError(
-                "InMemorySaver.start_ttl_sweeper() needs a ttl: "
-                "InMemorySaver(ttl={'default_ttl': minutes})."
-            )
-        if self._sweeper is None:
-            interval = self.ttl.get("sweep_interval_minutes") or self.ttl["default_ttl"] / 4
-            self._sweeper = Sweeper(self.sweep, interval, "stategraph-ttl-memory")
-
-    def stop_ttl_sweeper(self) -> None:
-        """Stop the background sweeper (if running)."""
-        if self._sweeper is not None:
-            self._sweeper.stop()
-            self._sweeper = None
 
     async def aprune(
         self,

@@ -38,6 +38,7 @@ from stategraph.checkpoint._list_delta import Pending
 from stategraph.checkpoint._retention import (
     PruneStrategy,
     Sweeper,
+    SweeperThread,
     TTLConfig,
     check_ttl,
 )
@@ -80,7 +81,7 @@ Conn = Union["psycopg.Connection[Any]", "ConnectionPool[Any]"]
 """A psycopg connection (in autocommit mode) or a ``psycopg_pool.ConnectionPool``."""
 
 
-class PostgresSaver(SqlLeases, PostgresCalls):
+class PostgresSaver(SweeperThread, SqlLeases, PostgresCalls):
     """Checkpoint saver backed by PostgreSQL through psycopg 3.
 
     ``PostgresSaver(conn)`` takes a :class:`psycopg.Connection` opened with
@@ -97,6 +98,7 @@ class PostgresSaver(SqlLeases, PostgresCalls):
     """
 
     _lease_dialect = POSTGRES
+    _sweeper_name = "stategraph-ttl-postgres"
 
     def __init__(
         self,
@@ -334,24 +336,6 @@ class PostgresSaver(SqlLeases, PostgresCalls):
             drive_retained(conn, tid, self.retain_gen(tid, choose))
         if self.delta is not None:
             self.delta.forget(tid)
-
-    def start_ttl_sweeper(self) -> None:
-        """Run :meth:`sweep` in a background thread every
-        ``ttl["sweep_interval_minutes"]`` (default: every ``default_ttl`` / 4)."""
-        if self.ttl is None:
-            raise ValueError(
-                "PostgresSaver.start_ttl_sweeper() needs a ttl: "
-                "PostgresSaver(conn, ttl={'default_ttl': minutes})."
-            )
-        if self._sweeper is None:
-            interval = self.ttl.get("sweep_interval_minutes") or self.ttl["default_ttl"] / 4
-            self._sweeper = Sweeper(self.sweep, interval, "stategraph-ttl-postgres")
-
-    def stop_ttl_sweeper(self) -> None:
-        """Stop the background sweeper (if running)."""
-        if self._sweeper is not None:
-            self._sweeper.stop()
-            self._sweeper = None
 
     def _task_paths(self, saved: CheckpointTuple) -> dict[str, str]:
         """Task id -> saved task path of the pending writes of ``saved``."""

@@ -32,6 +32,7 @@ from stategraph.checkpoint._retention import (
     TTLConfig,
     check_prune_args,
     check_ttl,
+    ttl_needed,
 )
 from stategraph.checkpoint._twins import on_loop
 from stategraph.checkpoint._util import check_ids, refuse_in_event_loop
@@ -393,10 +394,7 @@ class AsyncPostgresSaver(AsyncSqlLeases, PostgresCalls):
         """Run :meth:`asweep` every ``ttl["sweep_interval_minutes"]`` (default: every
         ``default_ttl`` / 4) as a task of the running event loop."""
         if self.ttl is None:
-            raise ValueError(
-                "AsyncPostgresSaver.start_ttl_sweeper() needs a ttl: "
-                "AsyncPostgresSaver(conn, ttl={'default_ttl': minutes})."
-            )
+            raise ttl_needed(type(self).__name__, "conn, ")
         if getattr(self, "_sweep_task", None) is None:
             interval = 60.0 * (
                 self.ttl.get("sweep_interval_minutes") or self.ttl["default_ttl"] / 4
