@@ -10,7 +10,7 @@ rebased by the savers (rewritten whole) before their bases go.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from typing_extensions import TypedDict
 
@@ -25,6 +25,9 @@ __all__ = [
     "close_over_deltas",
     "keep_latest",
     "keep_without_runs",
+    "Sweeper",
+    "SweeperThread",
+    "ttl_needed",
 ]
 
 PruneStrategy = Literal["keep_latest", "delete"]
@@ -231,3 +234,42 @@ class Sweeper:
         """Stop the thread and wait for it (a sweep in progress finishes first)."""
         self._stop.set()
         self._thread.join()
+
+
+def ttl_needed(owner: str, args: str) -> ValueError:
+    """The error of ``start_ttl_sweeper()`` on a saver made without a ``ttl`` (``owner``:
+    its class name, ``args``: its arguments before ``ttl=`` in the example)."""
+    return ValueError(
+        f"{owner}.start_ttl_sweeper() needs a ttl: {owner}({args}ttl={{'default_ttl': minutes}})."
+    )
+
+
+class SweeperThread:
+    """``start_ttl_sweeper``/``stop_ttl_sweeper`` of a sync saver: a :class:`Sweeper`
+    thread calling the saver's ``sweep()`` (the saver sets ``ttl`` and ``_sweeper``)."""
+
+    _sweeper_name = "stategraph-ttl"
+    """The name of the sweeper thread."""
+    _ttl_example_args = "conn, "
+    """The saver's arguments before ``ttl=`` in the error of a saver without a ttl."""
+
+    if TYPE_CHECKING:
+        ttl: TTLConfig | None
+        _sweeper: Sweeper | None
+
+        def sweep(self) -> int: ...
+
+    def start_ttl_sweeper(self) -> None:
+        """Run :meth:`sweep` in a background thread every
+        ``ttl["sweep_interval_minutes"]`` (default: every ``default_ttl`` / 4)."""
+        if self.ttl is None:
+            raise ttl_needed(type(self).__name__, self._ttl_example_args)
+        if self._sweeper is None:
+            interval = self.ttl.get("sweep_interval_minutes") or self.ttl["default_ttl"] / 4
+            self._sweeper = Sweeper(self.sweep, interval, self._sweeper_name)
+
+    def stop_ttl_sweeper(self) -> None:
+        """Stop the background sweeper (if running)."""
+        if self._sweeper is not None:
+            self._sweeper.stop()
+            self._sweeper = None

@@ -10,7 +10,9 @@ method's signature (``inspect.signature`` follows ``__wrapped__``).
 * :func:`on_worker`, :func:`on_worker_iter`: the ``a``-twin of a method of a wrapped
   sync saver (``self.core``), run on the wrapper's worker thread (``self._run``);
 * :func:`off_loop`: the sync twin of the same, refused inside a running event loop
-  (``self._sync(name)`` returns the core).
+  (``self._sync(name)`` returns the core);
+* :func:`on_loop`: the sync twin of an async method of an asyncio saver, run on the
+  saver's event loop from another thread (``self._sync(name, make)``).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import itertools
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterable
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
-__all__ = ["run_inline", "on_worker", "on_worker_iter", "off_loop"]
+__all__ = ["run_inline", "on_worker", "on_worker_iter", "off_loop", "on_loop"]
 
 P = ParamSpec("P")
 S = TypeVar("S")
@@ -99,4 +101,20 @@ def off_loop(method: Callable[Concatenate[Any, P], T]) -> Callable[Concatenate[A
         return result
 
     doc = f"Sync :meth:`a{name}`; raises inside a running event loop."
+    return _named(twin, method, name, doc)
+
+
+def on_loop(
+    method: Callable[Concatenate[Any, P], Coroutine[Any, Any, T]], name: str
+) -> Callable[Concatenate[Any, P], T]:
+    """The sync twin ``name`` of the saver's async ``a{name}`` (whose signature is
+    ``method``'s): ``self._sync(name, make)`` runs the coroutine ``make()`` on the saver's
+    event loop and waits for it (raising inside a running event loop)."""
+    aname = f"a{name}"
+
+    def twin(self: Any, *args: P.args, **kwargs: P.kwargs) -> T:
+        result: T = self._sync(name, lambda: getattr(self, aname)(*args, **kwargs))
+        return result
+
+    doc = f"Sync :meth:`{aname}`; raises inside a running event loop."
     return _named(twin, method, name, doc)

@@ -57,6 +57,15 @@ ChannelVersions = dict[str, Union[str, int, float]]
 PendingWrite = tuple[str, str, Any]
 """``(task_id, channel, value)``: one write of an unfinished step saved by ``put_writes``."""
 
+Config = dict[str, Any]
+"""A run config as the saver methods take it (``{"configurable": {...}}``)."""
+
+Filter = Union[dict[str, Any], None]
+"""The metadata filter of ``list`` (``None``: every checkpoint)."""
+
+Writes = Sequence[tuple[str, Any]]
+"""The ``(channel, value)`` writes of one task, as ``put_writes`` takes them."""
+
 SCHEDULED = "__scheduled__"
 
 WRITES_IDX_MAP: dict[str, int] = {
@@ -343,8 +352,11 @@ class BaseCheckpointSaver(LeaseSupport, Generic[V]):
     # -- helpers ---------------------------------------------------------------
 
     def _overrides(self, name: str) -> bool:
-        """Whether the concrete class implements method ``name`` itself."""
-        return getattr(type(self), name) is not getattr(BaseCheckpointSaver, name)
+        """Whether the concrete class implements method ``name`` itself, or its hook
+        ``_name`` (see "implementation hooks" below)."""
+        hook = f"_{name}"
+        names = (name, hook) if hasattr(BaseCheckpointSaver, hook) else (name,)
+        return any(getattr(type(self), n) is not getattr(BaseCheckpointSaver, n) for n in names)
 
     def _missing_sync(self, name: str) -> NotImplementedError:
         cls = type(self).__name__
@@ -392,7 +404,7 @@ class BaseCheckpointSaver(LeaseSupport, Generic[V]):
         with a ``checkpoint_id``) keeps checkpoints with a smaller id, and ``limit``
         caps the number yielded.
         """
-        raise self._missing_sync("list")
+        return self._list(config, filter, before, limit)
 
     def put(
         self,
@@ -409,7 +421,7 @@ class BaseCheckpointSaver(LeaseSupport, Generic[V]):
         stored is ``get_checkpoint_metadata(config, metadata)``. Returns
         ``{"configurable": {"thread_id", "checkpoint_ns", "checkpoint_id"}}``.
         """
-        raise self._missing_sync("put")
+        return self._put(config, checkpoint, metadata, new_versions)
 
     def put_writes(
         self,
@@ -425,7 +437,7 @@ class BaseCheckpointSaver(LeaseSupport, Generic[V]):
         special-channel writes replace an earlier one of the same task and index,
         regular writes are kept only if none exists yet (first write wins).
         """
-        raise self._missing_sync("put_writes")
+        self._put_writes(config, writes, task_id, task_path)
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, write and value of ``thread_id`` (all namespaces)."""
@@ -448,13 +460,71 @@ class BaseCheckpointSaver(LeaseSupport, Generic[V]):
 
     async def alist(
         self,
-        config: dict[str, Any] | None,
+        config: Config | None,
         *,
-        filter: dict[str, Any] | None = None,
-        before: dict[str, Any] | None = None,
+        filter: Filter = None,
+        before: Config | None = None,
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
         """Async twin of :meth:`list` (an async iterator)."""
+        async for item in self._alist(config, filter, before, limit):
+            yield item
+
+    async def aput(
+        self,
+        config: Config,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> dict[str, Any]:
+        """Async twin of :meth:`put`."""
+        return await self._aput(config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(
+        self,
+        config: Config,
+        writes: Writes,
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Async twin of :meth:`put_writes`."""
+        await self._aput_writes(config, writes, task_id, task_path)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        """Async twin of :meth:`delete_thread`."""
+        if not self._overrides("delete_thread"):
+            raise self._missing_async("delete_thread")
+        import asyncio
+
+        await asyncio.to_thread(self.delete_thread, thread_id)
+
+    # -- implementation hooks ------------------------------------------------------
+    # ``list``/``put``/``put_writes`` and their ``a`` twins call these, with the
+    # arguments as given: a saver implements the hooks (or overrides the public
+    # methods themselves, as LangGraph's savers do). By default the sync hooks raise
+    # and the async ones run the sync methods on a worker thread.
+
+    def _list(
+        self, config: Config | None, filter: Filter, before: Config | None, limit: int | None
+    ) -> Iterator[CheckpointTuple]:
+        """What :meth:`list` yields."""
+        raise self._missing_sync("list")
+
+    def _put(
+        self, config: Config, checkpoint: Checkpoint, meta: CheckpointMetadata, new: ChannelVersions
+    ) -> dict[str, Any]:
+        """:meth:`put` (``meta``: its ``metadata``, ``new``: its ``new_versions``)."""
+        raise self._missing_sync("put")
+
+    def _put_writes(self, config: Config, writes: Writes, task_id: str, task_path: str) -> None:
+        """:meth:`put_writes`."""
+        raise self._missing_sync("put_writes")
+
+    async def _alist(
+        self, config: Config | None, filter: Filter, before: Config | None, limit: int | None
+    ) -> AsyncIterator[CheckpointTuple]:
+        """What :meth:`alist` yields: by default :meth:`list`'s items, read on a worker
+        thread 64 at a time."""
         if not self._overrides("list"):
             raise self._missing_async("list")
         import asyncio
@@ -472,41 +542,25 @@ class BaseCheckpointSaver(LeaseSupport, Generic[V]):
             if len(chunk) < 64:
                 return
 
-    async def aput(
-        self,
-        config: dict[str, Any],
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
+    async def _aput(
+        self, config: Config, checkpoint: Checkpoint, meta: CheckpointMetadata, new: ChannelVersions
     ) -> dict[str, Any]:
-        """Async twin of :meth:`put`."""
+        """:meth:`aput`: by default :meth:`put` on a worker thread."""
         if not self._overrides("put"):
             raise self._missing_async("put")
         import asyncio
 
-        return await asyncio.to_thread(self.put, config, checkpoint, metadata, new_versions)
+        return await asyncio.to_thread(self.put, config, checkpoint, meta, new)
 
-    async def aput_writes(
-        self,
-        config: dict[str, Any],
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
+    async def _aput_writes(
+        self, config: Config, writes: Writes, task_id: str, task_path: str
     ) -> None:
-        """Async twin of :meth:`put_writes`."""
+        """:meth:`aput_writes`: by default :meth:`put_writes` on a worker thread."""
         if not self._overrides("put_writes"):
             raise self._missing_async("put_writes")
         import asyncio
 
         await asyncio.to_thread(self.put_writes, config, writes, task_id, task_path)
-
-    async def adelete_thread(self, thread_id: str) -> None:
-        """Async twin of :meth:`delete_thread`."""
-        if not self._overrides("delete_thread"):
-            raise self._missing_async("delete_thread")
-        import asyncio
-
-        await asyncio.to_thread(self.delete_thread, thread_id)
 
     # -- delta channels ----------------------------------------------------------
 

@@ -1,15 +1,21 @@
 """The lease primitives of the SQL savers, as mixins over :mod:`.lease_sql`.
 
-:class:`SqlLeases` serves sync savers (``SqliteSaver``, ``PostgresSaver``): each
-primitive runs one operation of :mod:`stategraph.checkpoint.lease_sql` through the
-saver's ``_lease_run``. :class:`AsyncSqlLeases` serves ``AsyncPostgresSaver``.
+Each primitive is written once, as *calls*: a generator over the saver's dialect that
+yields ``(op, single)`` -- one operation of :mod:`stategraph.checkpoint.lease_sql` to
+run in one write transaction (``single``: the operation is one statement, atomic
+without an explicit transaction) -- receives what the operation returned, and returns
+the primitive's result. :class:`SqlLeases` serves sync savers (``SqliteSaver``,
+``PostgresSaver``): it runs the operations through the saver's ``_lease_run``.
+:class:`AsyncSqlLeases` serves ``AsyncPostgresSaver``: it awaits the saver's
+``_alease_run``, and its sync twins run on the saver's event loop.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Iterable
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable, Coroutine, Generator, Iterable
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
+from stategraph.checkpoint._twins import on_loop
 from stategraph.checkpoint.lease import PRIORITY_ENQUEUE, Lease, LeaseAttempt, LeaseSupport
 from stategraph.checkpoint.lease_sql import (
     Dialect,
@@ -26,12 +32,111 @@ from stategraph.checkpoint.lease_sql import (
 __all__ = ["SqlLeases", "AsyncSqlLeases"]
 
 T = TypeVar("T")
+P = ParamSpec("P")
+
+LeaseCalls = Generator[tuple[Op, bool], Any, T]
+"""A lease primitive as calls: yields ``(op, single)``, receives the op's result."""
+
+
+def _acquire(
+    d: Dialect,
+    thread_id: str,
+    run_id: str,
+    ttl: float,
+    *,
+    ticket: int | None = None,
+    priority: int = PRIORITY_ENQUEUE,
+    stop: str | None = None,
+) -> LeaseCalls[LeaseAttempt]:
+    """:meth:`LeaseSupport.lease_acquire`: without a ticket, first the one-statement
+    fast path; then the full attempt in one transaction."""
+    if ticket is None:
+        fast: LeaseAttempt | None = yield acquire_fast(d, thread_id, run_id, ttl), True
+        if fast is not None:
+            return fast
+    attempt: LeaseAttempt = yield acquire(d, thread_id, run_id, ttl, ticket, priority, stop), False
+    return attempt
+
+
+def _enqueue(d: Dialect, thread_id: str, run_id: str, ttl: float, priority: int) -> LeaseCalls[int]:
+    """:meth:`LeaseSupport.lease_enqueue`."""
+    return int((yield enqueue(d, thread_id, run_id, ttl, priority), False))
+
+
+def _dequeue(d: Dialect, thread_id: str, ticket: int) -> LeaseCalls[None]:
+    """:meth:`LeaseSupport.lease_dequeue`."""
+    yield dequeue(d, thread_id, ticket), True
+
+
+def _renew(d: Dialect, lease: Lease) -> LeaseCalls[str | None]:
+    """:meth:`LeaseSupport.lease_renew`."""
+    stop: str | None = yield renew(d, lease), True
+    return stop
+
+
+def _release(d: Dialect, lease: Lease, *, finished: bool = True) -> LeaseCalls[None]:
+    """:meth:`LeaseSupport.lease_release` (one statement on PostgreSQL)."""
+    yield release(d, lease, finished), d.name == "postgres"
+
+
+def _rollback(d: Dialect, lease: Lease, tokens: Iterable[int]) -> LeaseCalls[int]:
+    """:meth:`LeaseSupport.lease_rollback`."""
+    return int((yield rollback(d, lease, list(tokens)), False))
+
+
+def _named(method: Any, name: str, public: Callable[..., Any], doc: str) -> Any:
+    """``method`` named ``name`` and reporting the signature of ``public``."""
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = doc
+    method.__wrapped__ = public
+    return method
+
+
+def _run(
+    calls: Callable[Concatenate[Dialect, P], LeaseCalls[T]],
+) -> Callable[Concatenate[Any, P], T]:
+    """The sync primitive carrying out ``calls`` through the saver's ``_lease_run``."""
+    name = f"lease{calls.__name__}"
+
+    def method(self: Any, *args: P.args, **kwargs: P.kwargs) -> T:
+        gen = calls(self._lease_dialect, *args, **kwargs)
+        result: Any = None
+        try:
+            while True:
+                op, single = gen.send(result)
+                result = self._lease_run(op, single=single)
+        except StopIteration as done:
+            value: T = done.value
+            return value
+
+    doc = f"See :meth:`LeaseSupport.{name}` (each operation one database transaction)."
+    return _named(method, name, getattr(LeaseSupport, name), doc)
+
+
+def _arun(
+    calls: Callable[Concatenate[Dialect, P], LeaseCalls[T]],
+) -> Callable[Concatenate[Any, P], Coroutine[Any, Any, T]]:
+    """The async primitive carrying out ``calls`` through the saver's ``_alease_run``."""
+    name = f"lease{calls.__name__}"
+
+    async def method(self: Any, *args: P.args, **kwargs: P.kwargs) -> T:
+        gen = calls(self._lease_dialect, *args, **kwargs)
+        result: Any = None
+        try:
+            while True:
+                op, single = gen.send(result)
+                result = await self._alease_run(op, single=single)
+        except StopIteration as done:
+            value: T = done.value
+            return value
+
+    doc = f"See :meth:`LeaseSupport.{name}` (each operation one database transaction)."
+    return _named(method, f"a{name}", getattr(LeaseSupport, name), doc)
 
 
 class SqlLeases(LeaseSupport):
-    """Lease primitives of a sync SQL saver: each runs one operation of this module in
-    one write transaction through the saver's ``_lease_run(op, single)`` (``single``:
-    the operation is one statement, atomic without an explicit transaction)."""
+    """Lease primitives of a sync SQL saver: each runs its operations of this module
+    through the saver's ``_lease_run(op, single)``."""
 
     lease_fencing = True
     lease_rollback_supported = True
@@ -41,56 +146,18 @@ class SqlLeases(LeaseSupport):
 
         def _lease_run(self, op: Op, single: bool = False) -> Any: ...
 
-    def lease_acquire(
-        self,
-        thread_id: str,
-        run_id: str,
-        ttl: float,
-        *,
-        ticket: int | None = None,
-        priority: int = PRIORITY_ENQUEUE,
-        stop: str | None = None,
-    ) -> LeaseAttempt:
-        """See :meth:`LeaseSupport.lease_acquire` (one database transaction)."""
-        d = self._lease_dialect
-        if ticket is None:
-            fast: LeaseAttempt | None = self._lease_run(
-                acquire_fast(d, thread_id, run_id, ttl), single=True
-            )
-            if fast is not None:
-                return fast
-        attempt: LeaseAttempt = self._lease_run(
-            acquire(d, thread_id, run_id, ttl, ticket, priority, stop)
-        )
-        return attempt
-
-    def lease_enqueue(self, thread_id: str, run_id: str, ttl: float, priority: int) -> int:
-        """See :meth:`LeaseSupport.lease_enqueue`."""
-        return int(self._lease_run(enqueue(self._lease_dialect, thread_id, run_id, ttl, priority)))
-
-    def lease_dequeue(self, thread_id: str, ticket: int) -> None:
-        """See :meth:`LeaseSupport.lease_dequeue`."""
-        self._lease_run(dequeue(self._lease_dialect, thread_id, ticket), single=True)
-
-    def lease_renew(self, lease: Lease) -> str | None:
-        """See :meth:`LeaseSupport.lease_renew`."""
-        stop: str | None = self._lease_run(renew(self._lease_dialect, lease), single=True)
-        return stop
-
-    def lease_release(self, lease: Lease, *, finished: bool = True) -> None:
-        """See :meth:`LeaseSupport.lease_release`."""
-        d = self._lease_dialect
-        self._lease_run(release(d, lease, finished), single=d.name == "postgres")
-
-    def lease_rollback(self, lease: Lease, tokens: Iterable[int]) -> int:
-        """See :meth:`LeaseSupport.lease_rollback`."""
-        return int(self._lease_run(rollback(self._lease_dialect, lease, list(tokens))))
+    lease_acquire = _run(_acquire)
+    lease_enqueue = _run(_enqueue)
+    lease_dequeue = _run(_dequeue)
+    lease_renew = _run(_renew)
+    lease_release = _run(_release)
+    lease_rollback = _run(_rollback)
 
 
 class AsyncSqlLeases(LeaseSupport):
-    """Lease primitives of an async SQL saver: each ``alease_*`` runs one operation in
-    one transaction through the saver's ``_alease_run(op)``; the sync twins run them
-    on the saver's event loop through its ``_sync(name, make)``."""
+    """Lease primitives of an async SQL saver: each ``alease_*`` awaits its operations
+    through the saver's ``_alease_run(op, single)``; the sync twins run them on the
+    saver's event loop through its ``_sync(name, make)`` (:func:`~._twins.on_loop`)."""
 
     lease_fencing = True
     lease_rollback_supported = True
@@ -102,90 +169,16 @@ class AsyncSqlLeases(LeaseSupport):
 
         def _sync(self, name: str, make: Callable[[], Coroutine[Any, Any, T]]) -> T: ...
 
-    async def alease_acquire(
-        self,
-        thread_id: str,
-        run_id: str,
-        ttl: float,
-        *,
-        ticket: int | None = None,
-        priority: int = PRIORITY_ENQUEUE,
-        stop: str | None = None,
-    ) -> LeaseAttempt:
-        """See :meth:`LeaseSupport.lease_acquire` (one database transaction)."""
-        d = self._lease_dialect
-        if ticket is None:
-            fast: LeaseAttempt | None = await self._alease_run(
-                acquire_fast(d, thread_id, run_id, ttl), single=True
-            )
-            if fast is not None:
-                return fast
-        attempt: LeaseAttempt = await self._alease_run(
-            acquire(d, thread_id, run_id, ttl, ticket, priority, stop)
-        )
-        return attempt
+    alease_acquire = _arun(_acquire)
+    alease_enqueue = _arun(_enqueue)
+    alease_dequeue = _arun(_dequeue)
+    alease_renew = _arun(_renew)
+    alease_release = _arun(_release)
+    alease_rollback = _arun(_rollback)
 
-    async def alease_enqueue(self, thread_id: str, run_id: str, ttl: float, priority: int) -> int:
-        """See :meth:`LeaseSupport.lease_enqueue`."""
-        op = enqueue(self._lease_dialect, thread_id, run_id, ttl, priority)
-        return int(await self._alease_run(op))
-
-    async def alease_dequeue(self, thread_id: str, ticket: int) -> None:
-        """See :meth:`LeaseSupport.lease_dequeue`."""
-        await self._alease_run(dequeue(self._lease_dialect, thread_id, ticket), single=True)
-
-    async def alease_renew(self, lease: Lease) -> str | None:
-        """See :meth:`LeaseSupport.lease_renew`."""
-        stop: str | None = await self._alease_run(renew(self._lease_dialect, lease), single=True)
-        return stop
-
-    async def alease_release(self, lease: Lease, *, finished: bool = True) -> None:
-        """See :meth:`LeaseSupport.lease_release`."""
-        d = self._lease_dialect
-        await self._alease_run(release(d, lease, finished), single=d.name == "postgres")
-
-    async def alease_rollback(self, lease: Lease, tokens: Iterable[int]) -> int:
-        """See :meth:`LeaseSupport.lease_rollback`."""
-        op = rollback(self._lease_dialect, lease, list(tokens))
-        return int(await self._alease_run(op))
-
-    def lease_acquire(
-        self,
-        thread_id: str,
-        run_id: str,
-        ttl: float,
-        *,
-        ticket: int | None = None,
-        priority: int = PRIORITY_ENQUEUE,
-        stop: str | None = None,
-    ) -> LeaseAttempt:
-        """Sync :meth:`alease_acquire` (from a thread outside the saver's event loop)."""
-        return self._sync(
-            "lease_acquire",
-            lambda: self.alease_acquire(
-                thread_id, run_id, ttl, ticket=ticket, priority=priority, stop=stop
-            ),
-        )
-
-    def lease_enqueue(self, thread_id: str, run_id: str, ttl: float, priority: int) -> int:
-        """Sync :meth:`alease_enqueue`."""
-        return self._sync(
-            "lease_enqueue", lambda: self.alease_enqueue(thread_id, run_id, ttl, priority)
-        )
-
-    def lease_dequeue(self, thread_id: str, ticket: int) -> None:
-        """Sync :meth:`alease_dequeue`."""
-        self._sync("lease_dequeue", lambda: self.alease_dequeue(thread_id, ticket))
-
-    def lease_renew(self, lease: Lease) -> str | None:
-        """Sync :meth:`alease_renew`."""
-        return self._sync("lease_renew", lambda: self.alease_renew(lease))
-
-    def lease_release(self, lease: Lease, *, finished: bool = True) -> None:
-        """Sync :meth:`alease_release`."""
-        self._sync("lease_release", lambda: self.alease_release(lease, finished=finished))
-
-    def lease_rollback(self, lease: Lease, tokens: Iterable[int]) -> int:
-        """Sync :meth:`alease_rollback`."""
-        listed = list(tokens)
-        return self._sync("lease_rollback", lambda: self.alease_rollback(lease, listed))
+    lease_acquire = on_loop(alease_acquire, "lease_acquire")
+    lease_enqueue = on_loop(alease_enqueue, "lease_enqueue")
+    lease_dequeue = on_loop(alease_dequeue, "lease_dequeue")
+    lease_renew = on_loop(alease_renew, "lease_renew")
+    lease_release = on_loop(alease_release, "lease_release")
+    lease_rollback = on_loop(alease_rollback, "lease_rollback")

@@ -24,6 +24,7 @@ from stategraph.checkpoint._list_delta import DELTA_TYPE, ListDeltaCodec, Pendin
 from stategraph.checkpoint._retention import (
     PruneStrategy,
     Sweeper,
+    SweeperThread,
     TTLConfig,
     check_prune_args,
     check_ttl,
@@ -49,8 +50,11 @@ from stategraph.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
+    Config,
+    Filter,
     PendingWrite,
     SerializerProtocol,
+    Writes,
     get_checkpoint_metadata,
 )
 from stategraph.checkpoint.lease import Lease, lease_token
@@ -67,7 +71,7 @@ BlobKey = tuple[str, str, str, Any]
 ItemKey = tuple[str, str, bytes]  # thread_id, checkpoint_ns, hash
 
 
-class InMemorySaver(StoredValues, BaseCheckpointSaver[str]):
+class InMemorySaver(SweeperThread, StoredValues, BaseCheckpointSaver[str]):
     """Checkpoint saver that keeps checkpoints in memory (lost when the process ends).
 
     Storage layout (all values serialized with ``serde``):
@@ -90,6 +94,8 @@ class InMemorySaver(StoredValues, BaseCheckpointSaver[str]):
 
     lease_fencing = True
     lease_rollback_supported = True
+    _sweeper_name = "stategraph-ttl-memory"
+    _ttl_example_args = ""
 
     def __init__(
         self,
@@ -235,15 +241,10 @@ class InMemorySaver(StoredValues, BaseCheckpointSaver[str]):
                 self._touched[thread_id] = time.time()
             return self._load(thread_id, ns, checkpoint_id, saved)
 
-    def list(
-        self,
-        config: dict[str, Any] | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: dict[str, Any] | None = None,
-        limit: int | None = None,
+    def _list(
+        self, config: Config | None, filter: Filter, before: Config | None, limit: int | None
     ) -> Iterator[CheckpointTuple]:
-        """Yield matching checkpoints newest first (see ``BaseCheckpointSaver.list``)."""
+        """``list``: matching checkpoints newest first, each read under the lock."""
         config, filter, before, limit = list_args(config, filter, before, limit)
         conf = (config or {}).get(CONF) or {}
         thread_id = conf.get("thread_id")
@@ -293,14 +294,10 @@ class InMemorySaver(StoredValues, BaseCheckpointSaver[str]):
 
     # -- writing ---------------------------------------------------------------
 
-    def put(
-        self,
-        config: dict[str, Any],
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
+    def _put(
+        self, config: Config, checkpoint: Checkpoint, meta: CheckpointMetadata, new: ChannelVersions
     ) -> dict[str, Any]:
-        """Save ``checkpoint`` (values only for channels in ``new_versions``) and
+        """``put``: save ``checkpoint`` (values only for channels in ``new``) and
         return its config; ``config``'s ``checkpoint_id`` is recorded as the parent and
         its scalar user keys are added to the metadata (``get_checkpoint_metadata``)."""
         thread_id, ns, parent_id = thread_ns_id(config, "InMemorySaver.put")
@@ -310,7 +307,7 @@ class InMemorySaver(StoredValues, BaseCheckpointSaver[str]):
         items: dict[bytes, Typed] = {}
         codec = self.delta
         pending: list[Pending] = []
-        for channel, version in new_versions.items():
+        for channel, version in new.items():
             if channel not in values:
                 blobs[(thread_id, ns, channel, version)] = None
                 continue
@@ -318,7 +315,7 @@ class InMemorySaver(StoredValues, BaseCheckpointSaver[str]):
             blobs[(thread_id, ns, channel, version)] = typed
             if entry is not None:
                 pending.append(entry)
-        stored_metadata = get_checkpoint_metadata(config, metadata)
+        stored_metadata = get_checkpoint_metadata(config, meta)
         checkpoint_id = checkpoint["id"]
         saved: SavedCheckpoint = (
             self.serde.dumps_typed(pack_checkpoint(body)),
@@ -367,15 +364,9 @@ class InMemorySaver(StoredValues, BaseCheckpointSaver[str]):
                 self._latest[(thread_id, ns)] = checkpoint_id
         return checkpoint_config(thread_id, ns, checkpoint_id)
 
-    def put_writes(
-        self,
-        config: dict[str, Any],
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        """Save task ``task_id``'s writes against ``config``'s checkpoint: special
-        channels replace, regular writes are kept only if absent."""
+    def _put_writes(self, config: Config, writes: Writes, task_id: str, task_path: str) -> None:
+        """``put_writes``: save task ``task_id``'s writes against ``config``'s
+        checkpoint: special channels replace, regular writes are kept only if absent."""
         thread_id, ns, checkpoint_id = writes_target(config, "InMemorySaver.put_writes")
         items: dict[bytes, Typed] = {}
         rows = [
@@ -591,24 +582,6 @@ class InMemorySaver(StoredValues, BaseCheckpointSaver[str]):
             self.delete_thread(tid)
         return len(expired)
 
-    def start_ttl_sweeper(self) -> None:
-        """Run :meth:`sweep` in a background thread every
-        ``ttl["sweep_interval_minutes"]`` (default: every ``default_ttl`` / 4)."""
-        if self.ttl is None:
-            raise ValueError(
-                "InMemorySaver.start_ttl_sweeper() needs a ttl: "
-                "InMemorySaver(ttl={'default_ttl': minutes})."
-            )
-        if self._sweeper is None:
-            interval = self.ttl.get("sweep_interval_minutes") or self.ttl["default_ttl"] / 4
-            self._sweeper = Sweeper(self.sweep, interval, "stategraph-ttl-memory")
-
-    def stop_ttl_sweeper(self) -> None:
-        """Stop the background sweeper (if running)."""
-        if self._sweeper is not None:
-            self._sweeper.stop()
-            self._sweeper = None
-
     async def aprune(
         self,
         thread_ids: Sequence[str],
@@ -677,39 +650,23 @@ class InMemorySaver(StoredValues, BaseCheckpointSaver[str]):
         override of the sync method serves both, as with LangGraph's in-memory saver)."""
         return self.get_delta_channel_history(config=config, channels=channels)
 
-    async def alist(
-        self,
-        config: dict[str, Any] | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: dict[str, Any] | None = None,
-        limit: int | None = None,
+    async def _alist(
+        self, config: Config | None, filter: Filter, before: Config | None, limit: int | None
     ) -> AsyncIterator[CheckpointTuple]:
-        """Async twin of :meth:`list`."""
+        """``alist``: the items of :meth:`list`, read inline."""
         for item in self.list(config, filter=filter, before=before, limit=limit):
             yield item
 
-    async def aput(
-        self,
-        config: dict[str, Any],
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
+    async def _aput(
+        self, config: Config, checkpoint: Checkpoint, meta: CheckpointMetadata, new: ChannelVersions
     ) -> dict[str, Any]:
-        """Async twin of :meth:`put`."""
-        return self.put(config, checkpoint, metadata, new_versions)
+        """``aput``: :meth:`put`, run inline."""
+        return self.put(config, checkpoint, meta, new)
 
-    async def aput_writes(
-        self,
-        config: dict[str, Any],
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
+    async def _aput_writes(
+        self, config: Config, writes: Writes, task_id: str, task_path: str
     ) -> None:
-        """Shrink the history of ``thread_ids`` (semantics: "Retention" in
-        docs/persistence.md): ``"keep_latest"`` keeps the ``keep_last`` (default 1) newest
-        checkpoints per namespace and the ancestors their ``DeltaChannel`` values need,
-        ``"delete"`` deletes the threads. Runs under the saver's lock."""
+        """``aput_writes``: :meth:`put_writes`, run inline."""
         self.put_writes(config, writes, task_id, task_path)
 
     async def adelete_thread(self, thread_id: str) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from stategraph.checkpoint.base import EXCLUDED_METADATA_KEYS
 from stategraph.constants import CONF, TAG_HIDDEN
 
 if TYPE_CHECKING:
@@ -25,21 +26,10 @@ __all__ = [
     "subgraph_task_state",
 ]
 
-# Metadata keys the runtime sets on every task: they repeat the task's own fields and
-# namespace, so task payloads leave them out.
-_FRAMEWORK_METADATA = frozenset(
-    {
-        "thread_id",
-        "checkpoint_ns",
-        "checkpoint_id",
-        "checkpoint_map",
-        "langgraph_step",
-        "langgraph_node",
-        "langgraph_path",
-        "langgraph_triggers",
-        "langgraph_checkpoint_ns",
-    }
-)
+# Metadata keys the runtime sets on every task (the config keys savers never copy into
+# checkpoint metadata): they repeat the task's own fields and namespace, so task
+# payloads leave them out.
+_FRAMEWORK_METADATA = EXCLUDED_METADATA_KEYS
 # Tags LangChain adds to mark the position of a runnable in a sequence.
 _SEQUENCE_TAG = "seq:step"
 

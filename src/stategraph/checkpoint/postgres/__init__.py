@@ -38,16 +38,11 @@ from stategraph.checkpoint._list_delta import Pending
 from stategraph.checkpoint._retention import (
     PruneStrategy,
     Sweeper,
+    SweeperThread,
     TTLConfig,
     check_ttl,
 )
-from stategraph.checkpoint.base import (
-    ChannelVersions,
-    Checkpoint,
-    CheckpointMetadata,
-    CheckpointTuple,
-    SerializerProtocol,
-)
+from stategraph.checkpoint.base import CheckpointTuple, Config, Filter, SerializerProtocol
 from stategraph.checkpoint.lease_savers import SqlLeases
 from stategraph.checkpoint.lease_sql import (
     POSTGRES,
@@ -70,6 +65,7 @@ from stategraph.checkpoint.postgres._calls import (
     lease_lost,
     lease_tables_plan,
     migrate_plan,
+    performed,
     setup_needed_plan,
 )
 from stategraph.checkpoint.postgres._drivers import drive_on, drive_retained
@@ -85,7 +81,7 @@ Conn = Union["psycopg.Connection[Any]", "ConnectionPool[Any]"]
 """A psycopg connection (in autocommit mode) or a ``psycopg_pool.ConnectionPool``."""
 
 
-class PostgresSaver(SqlLeases, PostgresCalls):
+class PostgresSaver(SweeperThread, SqlLeases, PostgresCalls):
     """Checkpoint saver backed by PostgreSQL through psycopg 3.
 
     ``PostgresSaver(conn)`` takes a :class:`psycopg.Connection` opened with
@@ -102,6 +98,7 @@ class PostgresSaver(SqlLeases, PostgresCalls):
     """
 
     _lease_dialect = POSTGRES
+    _sweeper_name = "stategraph-ttl-postgres"
 
     def __init__(
         self,
@@ -277,47 +274,19 @@ class PostgresSaver(SqlLeases, PostgresCalls):
         statement = self.get_tuple_statement(config)
         return self._read(lambda first: self._get_tuple_plan(statement, first))
 
-    def list(
-        self,
-        config: dict[str, Any] | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: dict[str, Any] | None = None,
-        limit: int | None = None,
+    def _list(
+        self, config: Config | None, filter: Filter, before: Config | None, limit: int | None
     ) -> Iterator[CheckpointTuple]:
-        """Yield matching checkpoints newest first (see ``BaseCheckpointSaver.list``).
-
-        Results are read in pages of 100, one statement each; metadata filters run in
-        SQL with bound parameters (entries SQL cannot decide exactly run in Python).
-        """
+        """``list``: read in pages of 100, one statement each; metadata filters run in
+        SQL with bound parameters (entries SQL cannot decide exactly run in Python)."""
         query = ListQuery(config, filter, before, limit)
         while not query.done:
             yield from self._read(lambda _: self.list_page_plan(query))
 
     # -- writing ---------------------------------------------------------------
 
-    def put(
-        self,
-        config: dict[str, Any],
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> dict[str, Any]:
-        """Save ``checkpoint`` atomically (its new channel values and its row in one
-        statement) and return the config naming it. ``config``'s ``checkpoint_id`` is
-        recorded as the parent."""
-        return self._perform(self.put_calls(config, checkpoint, metadata, new_versions))
-
-    def put_writes(
-        self,
-        config: dict[str, Any],
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        """Save task ``task_id``'s writes atomically: special channels replace,
-        regular writes are kept only if absent."""
-        self._perform(self.put_writes_calls(config, writes, task_id, task_path))
+    _put = performed(PostgresCalls.put_calls)
+    _put_writes = performed(PostgresCalls.put_writes_calls)
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, write and value of ``thread_id`` atomically."""
@@ -367,24 +336,6 @@ class PostgresSaver(SqlLeases, PostgresCalls):
             drive_retained(conn, tid, self.retain_gen(tid, choose))
         if self.delta is not None:
             self.delta.forget(tid)
-
-    def start_ttl_sweeper(self) -> None:
-        """Run :meth:`sweep` in a background thread every
-        ``ttl["sweep_interval_minutes"]`` (default: every ``default_ttl`` / 4)."""
-        if self.ttl is None:
-            raise ValueError(
-                "PostgresSaver.start_ttl_sweeper() needs a ttl: "
-                "PostgresSaver(conn, ttl={'default_ttl': minutes})."
-            )
-        if self._sweeper is None:
-            interval = self.ttl.get("sweep_interval_minutes") or self.ttl["default_ttl"] / 4
-            self._sweeper = Sweeper(self.sweep, interval, "stategraph-ttl-postgres")
-
-    def stop_ttl_sweeper(self) -> None:
-        """Stop the background sweeper (if running)."""
-        if self._sweeper is not None:
-            self._sweeper.stop()
-            self._sweeper = None
 
     def _task_paths(self, saved: CheckpointTuple) -> dict[str, str]:
         """Task id -> saved task path of the pending writes of ``saved``."""

@@ -34,6 +34,7 @@ from stategraph.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
+    Config,
     dump_channel_value,
     get_checkpoint_metadata,
 )
@@ -205,21 +206,18 @@ class PostgresCore(RowDecoding):
         return select_page(where), params
 
     def put_params(
-        self,
-        config: Mapping[str, Any],
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
+        self, config: Config, checkpoint: Checkpoint, meta: CheckpointMetadata, new: ChannelVersions
     ) -> dict[str, Any]:
-        """Return the parameters of the put statement (values serialized here): the
-        checkpoint row's, and its channel values' from :meth:`values_params` (the full
-        and the shallow savers store values differently; the row is the same)."""
+        """Return the parameters of the put statement (values serialized here; ``meta``
+        and ``new`` are ``put``'s ``metadata`` and ``new_versions``): the checkpoint row's,
+        and its channel values' from :meth:`values_params` (the full and the shallow
+        savers store values differently; the row is the same)."""
         thread_id, ns, parent_id = thread_ns_id(config, f"{type(self).__name__}.put")
         body = dict(checkpoint)
         values: dict[str, Any] = body.pop("channel_values")  # type: ignore[assignment]
-        params = self.values_params(thread_id, ns, values, new_versions)
+        params = self.values_params(thread_id, ns, values, new)
         ctype, cbytes = self.serde.dumps_typed(self.stored_body(body))
-        stored = get_checkpoint_metadata(config, metadata)
+        stored = get_checkpoint_metadata(config, meta)
         mtype, mbytes = self.serde.dumps_typed(stored)
         sealer = sealer_of(self.serde)
         if sealer is not None:

@@ -20,8 +20,8 @@ Setting up runs plans (:data:`~._base.Plan`): :func:`setup_needed_plan`,
 from __future__ import annotations
 
 import time
-from collections.abc import Generator, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Coroutine, Generator, Sequence
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from stategraph.checkpoint._retention import PruneStrategy, check_prune_args
 from stategraph.checkpoint._util import check_ids, checkpoint_config
@@ -30,6 +30,8 @@ from stategraph.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
+    Config,
+    Writes,
 )
 from stategraph.checkpoint.langgraph_import._guard import (
     langgraph_postgres_statement,
@@ -58,10 +60,38 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 Calls = Generator[tuple[str, tuple[Any, ...]], Any, T]
 """A sans-I/O saver call: yields ``(primitive name, args)`` (see the module doc),
 receives the primitive's result, returns what the call returns."""
+
+
+def performed(
+    calls: Callable[Concatenate[Any, P], Calls[T]],
+) -> Callable[Concatenate[Any, P], T]:
+    """The sync saver method carrying out the saver call ``calls`` makes (a method of
+    :class:`PostgresCalls`) through the saver's ``_perform``."""
+
+    def method(self: Any, *args: P.args, **kwargs: P.kwargs) -> T:
+        done: T = self._perform(calls(self, *args, **kwargs))
+        return done
+
+    method.__doc__ = f"Carry out :meth:`{calls.__name__}`."
+    return method
+
+
+def aperformed(
+    calls: Callable[Concatenate[Any, P], Calls[T]],
+) -> Callable[Concatenate[Any, P], Coroutine[Any, Any, T]]:
+    """The async twin of :func:`performed` (the saver's ``_perform`` is awaited)."""
+
+    async def method(self: Any, *args: P.args, **kwargs: P.kwargs) -> T:
+        done: T = await self._perform(calls(self, *args, **kwargs))
+        return done
+
+    method.__doc__ = f"Carry out :meth:`{calls.__name__}`."
+    return method
 
 
 def lease_lost(fence: Sequence[Statement]) -> LeaseLostError:
@@ -123,15 +153,11 @@ class PostgresCalls(PostgresCore):
     """The saver calls of the full PostgreSQL savers, as :data:`Calls`."""
 
     def put_calls(
-        self,
-        config: dict[str, Any],
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
+        self, config: Config, checkpoint: Checkpoint, meta: CheckpointMetadata, new: ChannelVersions
     ) -> Calls[dict[str, Any]]:
-        """``put``: one statement (fenced in one transaction for a leased run; with
+        """``put`` (``meta``, ``new``: its ``metadata``, ``new_versions``): one statement (fenced in one transaction for a leased run; with
         the delta bases checked first when values are deltas or interned items)."""
-        params = self.put_params(config, checkpoint, metadata, new_versions)
+        params = self.put_params(config, checkpoint, meta, new)
         check = self.base_check_params(params)
         token = lease_token(config)
         fenced = (
@@ -155,8 +181,8 @@ class PostgresCalls(PostgresCore):
 
     def put_writes_calls(
         self,
-        config: dict[str, Any],
-        writes: Sequence[tuple[str, Any]],
+        config: Config,
+        writes: Writes,
         task_id: str,
         task_path: str = "",
     ) -> Calls[None]:

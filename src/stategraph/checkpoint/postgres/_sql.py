@@ -28,6 +28,7 @@ __all__ = [
     "MAX_VERSION",
     "LOCK_SETUP",
     "INSERT_VERSION",
+    "REPLACE_ROW",
     "PUT",
     "PUT_WRITES",
     "VALUES_FORMAT",
@@ -210,6 +211,12 @@ _NEW_ITEMS = """new_items AS (
     ON CONFLICT (thread_id, checkpoint_ns, hash) DO NOTHING
 )"""
 
+REPLACE_ROW = """type = excluded.type, checkpoint = excluded.checkpoint,
+    channel_versions = excluded.channel_versions, metadata_type = excluded.metadata_type,
+    metadata_blob = excluded.metadata_blob, metadata = excluded.metadata"""
+"""The columns a checkpoint row saved again replaces (``ON CONFLICT DO UPDATE SET``): the
+same in the full and the shallow savers' tables."""
+
 PUT = f"""
 WITH {_NEW_ITEMS}, new_blobs AS (
     INSERT INTO sg_checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob,
@@ -224,13 +231,7 @@ INSERT INTO sg_checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_chec
 VALUES (%(thread_id)s, %(ns)s, %(checkpoint_id)s, %(parent_id)s, %(type)s, %(checkpoint)s,
     %(channel_versions)s::jsonb, %(metadata_type)s, %(metadata_blob)s, %(metadata)s::jsonb)
 ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
-    parent_checkpoint_id = excluded.parent_checkpoint_id,
-    type = excluded.type,
-    checkpoint = excluded.checkpoint,
-    channel_versions = excluded.channel_versions,
-    metadata_type = excluded.metadata_type,
-    metadata_blob = excluded.metadata_blob,
-    metadata = excluded.metadata
+    parent_checkpoint_id = excluded.parent_checkpoint_id, {REPLACE_ROW}
 """
 """Save a checkpoint: its interned items and new channel values (insert-if-absent) and
 its row (replace)."""

@@ -32,13 +32,14 @@ from stategraph.checkpoint._retention import (
     TTLConfig,
     check_prune_args,
     check_ttl,
+    ttl_needed,
 )
+from stategraph.checkpoint._twins import on_loop
 from stategraph.checkpoint._util import check_ids, refuse_in_event_loop
 from stategraph.checkpoint.base import (
-    ChannelVersions,
-    Checkpoint,
-    CheckpointMetadata,
     CheckpointTuple,
+    Config,
+    Filter,
     SerializerProtocol,
 )
 from stategraph.checkpoint.lease_savers import AsyncSqlLeases
@@ -59,6 +60,7 @@ from stategraph.checkpoint.postgres._base import (
 from stategraph.checkpoint.postgres._calls import (
     Calls,
     PostgresCalls,
+    aperformed,
     format_plan,
     lease_lost,
     lease_tables_plan,
@@ -265,39 +267,17 @@ class AsyncPostgresSaver(AsyncSqlLeases, PostgresCalls):
         statement = self.get_tuple_statement(config)
         return await self._read(lambda first: self._get_tuple_plan(statement, first))
 
-    async def alist(
-        self,
-        config: dict[str, Any] | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: dict[str, Any] | None = None,
-        limit: int | None = None,
+    async def _alist(
+        self, config: Config | None, filter: Filter, before: Config | None, limit: int | None
     ) -> AsyncIterator[CheckpointTuple]:
-        """Yield matching checkpoints newest first, read in pages of 100."""
+        """``alist``: matching checkpoints newest first, read in pages of 100."""
         query = ListQuery(config, filter, before, limit)
         while not query.done:
             for item in await self._read(lambda _: self.list_page_plan(query)):
                 yield item
 
-    async def aput(
-        self,
-        config: dict[str, Any],
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> dict[str, Any]:
-        """Save ``checkpoint`` atomically and return the config naming it."""
-        return await self._perform(self.put_calls(config, checkpoint, metadata, new_versions))
-
-    async def aput_writes(
-        self,
-        config: dict[str, Any],
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        """Save a task's pending writes atomically (special channels replace)."""
-        await self._perform(self.put_writes_calls(config, writes, task_id, task_path))
+    _aput = aperformed(PostgresCalls.put_calls)
+    _aput_writes = aperformed(PostgresCalls.put_writes_calls)
 
     async def adelete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, write and value of ``thread_id`` atomically."""
@@ -321,38 +301,17 @@ class AsyncPostgresSaver(AsyncSqlLeases, PostgresCalls):
         """Sync :meth:`aget_tuple`; raises inside a running event loop."""
         return self._sync("get_tuple", lambda: self.aget_tuple(config))
 
-    def list(
-        self,
-        config: dict[str, Any] | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: dict[str, Any] | None = None,
-        limit: int | None = None,
+    def _list(
+        self, config: Config | None, filter: Filter, before: Config | None, limit: int | None
     ) -> Iterator[CheckpointTuple]:
-        """Sync :meth:`alist`; raises inside a running event loop."""
+        """``list``: :meth:`alist`'s pages, each read on the saver's event loop (raises
+        inside a running event loop)."""
         query = ListQuery(config, filter, before, limit)
         while not query.done:
             yield from self._sync("list", lambda: self._read(lambda _: self.list_page_plan(query)))
 
-    def put(
-        self,
-        config: dict[str, Any],
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> dict[str, Any]:
-        """Sync :meth:`aput`; raises inside a running event loop."""
-        return self._sync("put", lambda: self.aput(config, checkpoint, metadata, new_versions))
-
-    def put_writes(
-        self,
-        config: dict[str, Any],
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        """Sync :meth:`aput_writes`; raises inside a running event loop."""
-        self._sync("put_writes", lambda: self.aput_writes(config, writes, task_id, task_path))
+    _put = on_loop(_aput, "put")
+    _put_writes = on_loop(_aput_writes, "put_writes")
 
     def delete_thread(self, thread_id: str) -> None:
         """Sync :meth:`adelete_thread`; raises inside a running event loop."""
@@ -435,10 +394,7 @@ class AsyncPostgresSaver(AsyncSqlLeases, PostgresCalls):
         """Run :meth:`asweep` every ``ttl["sweep_interval_minutes"]`` (default: every
         ``default_ttl`` / 4) as a task of the running event loop."""
         if self.ttl is None:
-            raise ValueError(
-                "AsyncPostgresSaver.start_ttl_sweeper() needs a ttl: "
-                "AsyncPostgresSaver(conn, ttl={'default_ttl': minutes})."
-            )
+            raise ttl_needed(type(self).__name__, "conn, ")
         if getattr(self, "_sweep_task", None) is None:
             interval = 60.0 * (
                 self.ttl.get("sweep_interval_minutes") or self.ttl["default_ttl"] / 4

@@ -18,13 +18,14 @@ Every operation is one SQL statement, so one autocommit connection can be shared
 from __future__ import annotations
 
 import threading
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, TypeVar
 
 import psycopg
 
 from stategraph.checkpoint._seal import sealer_of
+from stategraph.checkpoint._twins import on_loop
 from stategraph.checkpoint._util import (
     check_ids,
     checkpoint_config,
@@ -38,13 +39,17 @@ from stategraph.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
+    Config,
+    Filter,
     PendingWrite,
     SerializerProtocol,
+    Writes,
     dump_channel_value,
 )
 from stategraph.checkpoint.postgres._base import Plan, PostgresCore, accept_conn
 from stategraph.checkpoint.postgres._drivers import adrive_on, drive_on
 from stategraph.checkpoint.postgres._filters import filter_clauses
+from stategraph.checkpoint.postgres._sql import REPLACE_ROW
 
 __all__ = ["ShallowPostgresSaver", "AsyncShallowPostgresSaver", "MIGRATIONS"]
 
@@ -96,20 +101,14 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
 
 _MIGRATIONS_TABLE = "CREATE TABLE IF NOT EXISTS sg_shallow_migrations (v INTEGER PRIMARY KEY)"
 
-_PUT = """
+_PUT = f"""
 WITH cp AS (
     INSERT INTO sg_shallow_checkpoints (thread_id, checkpoint_ns, checkpoint_id, type,
         checkpoint, channel_versions, metadata_type, metadata_blob, metadata)
     VALUES (%(thread_id)s, %(ns)s, %(checkpoint_id)s, %(type)s, %(checkpoint)s,
         %(channel_versions)s::jsonb, %(metadata_type)s, %(metadata_blob)s, %(metadata)s::jsonb)
     ON CONFLICT (thread_id, checkpoint_ns) DO UPDATE SET
-        checkpoint_id = excluded.checkpoint_id,
-        type = excluded.type,
-        checkpoint = excluded.checkpoint,
-        channel_versions = excluded.channel_versions,
-        metadata_type = excluded.metadata_type,
-        metadata_blob = excluded.metadata_blob,
-        metadata = excluded.metadata
+        checkpoint_id = excluded.checkpoint_id, {REPLACE_ROW}
 ),
 new_blobs AS (
     INSERT INTO sg_shallow_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
@@ -271,14 +270,10 @@ class _ShallowCore(PostgresCore):
         return self.take(rows, filter, exact, limit)
 
     def put_plan(
-        self,
-        config: Mapping[str, Any],
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
+        self, config: Config, checkpoint: Checkpoint, meta: CheckpointMetadata, new: ChannelVersions
     ) -> Plan[dict[str, Any]]:
         """``put`` (values serialized here, before the plan runs)."""
-        params = self.put_params(config, checkpoint, metadata, new_versions)
+        params = self.put_params(config, checkpoint, meta, new)
         params["kept"] = list(checkpoint["channel_versions"])
         done = checkpoint_config(params["thread_id"], params["ns"], checkpoint["id"])
         return _write(_PUT, params, done)
@@ -401,35 +396,20 @@ class ShallowPostgresSaver(_ShallowCore):
         """The latest checkpoint of the thread and namespace (``checkpoint_id`` ignored)."""
         return self._run_plan(self.get_plan(config))
 
-    def list(
-        self,
-        config: dict[str, Any] | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: dict[str, Any] | None = None,
-        limit: int | None = None,
+    def _list(
+        self, config: Config | None, filter: Filter, before: Config | None, limit: int | None
     ) -> Iterator[CheckpointTuple]:
-        """The latest checkpoint of each matching thread/namespace, newest first."""
+        """``list``: the latest checkpoint of each matching thread/namespace, newest first."""
         yield from self._run_plan(self.list_plan(config, filter, before, limit))
 
-    def put(
-        self,
-        config: dict[str, Any],
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
+    def _put(
+        self, config: Config, checkpoint: Checkpoint, meta: CheckpointMetadata, new: ChannelVersions
     ) -> dict[str, Any]:
-        """Replace the thread's checkpoint with ``checkpoint``."""
-        return self._run_plan(self.put_plan(config, checkpoint, metadata, new_versions))
+        """``put``: replace the thread's checkpoint with ``checkpoint``."""
+        return self._run_plan(self.put_plan(config, checkpoint, meta, new))
 
-    def put_writes(
-        self,
-        config: dict[str, Any],
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        """Save a task's pending writes against the current checkpoint."""
+    def _put_writes(self, config: Config, writes: Writes, task_id: str, task_path: str) -> None:
+        """``put_writes``: a task's pending writes, against the current checkpoint."""
         plan = self.put_writes_plan(self.put_writes_params(config, writes, task_id, task_path))
         if plan is not None:
             self._run_plan(plan)
@@ -494,36 +474,23 @@ class AsyncShallowPostgresSaver(_ShallowCore):
         """The latest checkpoint of the thread and namespace (``checkpoint_id`` ignored)."""
         return await self._run_plan(self.get_plan(config))
 
-    async def alist(
-        self,
-        config: dict[str, Any] | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: dict[str, Any] | None = None,
-        limit: int | None = None,
+    async def _alist(
+        self, config: Config | None, filter: Filter, before: Config | None, limit: int | None
     ) -> AsyncIterator[CheckpointTuple]:
-        """The latest checkpoint of each matching thread/namespace, newest first."""
+        """``alist``: the latest checkpoint of each matching thread/namespace, newest first."""
         for item in await self._run_plan(self.list_plan(config, filter, before, limit)):
             yield item
 
-    async def aput(
-        self,
-        config: dict[str, Any],
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
+    async def _aput(
+        self, config: Config, checkpoint: Checkpoint, meta: CheckpointMetadata, new: ChannelVersions
     ) -> dict[str, Any]:
-        """Replace the thread's checkpoint with ``checkpoint``."""
-        return await self._run_plan(self.put_plan(config, checkpoint, metadata, new_versions))
+        """``aput``: replace the thread's checkpoint with ``checkpoint``."""
+        return await self._run_plan(self.put_plan(config, checkpoint, meta, new))
 
-    async def aput_writes(
-        self,
-        config: dict[str, Any],
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
+    async def _aput_writes(
+        self, config: Config, writes: Writes, task_id: str, task_path: str
     ) -> None:
-        """Save a task's pending writes against the current checkpoint."""
+        """``aput_writes``: a task's pending writes, against the current checkpoint."""
         plan = self.put_writes_plan(self.put_writes_params(config, writes, task_id, task_path))
         if plan is not None:
             await self._run_plan(plan)
@@ -534,7 +501,9 @@ class AsyncShallowPostgresSaver(_ShallowCore):
 
     # -- sync API: from other threads while the event loop runs -------------------
 
-    def _sync(self, name: str, coro: Any) -> Any:
+    def _sync(self, name: str, make: Callable[[], Coroutine[Any, Any, T]]) -> T:
+        """Run the coroutine ``make()`` on the saver's event loop (from another thread)
+        and wait for it."""
         import asyncio
 
         try:
@@ -542,61 +511,34 @@ class AsyncShallowPostgresSaver(_ShallowCore):
         except RuntimeError:
             running = None
         if self.loop is None or running is self.loop:
-            coro.close()
             raise asyncio.InvalidStateError(
                 f"Synchronous {name}() of {type(self).__name__} cannot run on the event "
                 f"loop's thread: use 'await saver.a{name}(...)', or call {name}() from "
                 f"another thread while the loop runs."
             )
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+        return asyncio.run_coroutine_threadsafe(make(), self.loop).result()
 
     def get_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
         """Sync :meth:`aget_tuple` (from another thread)."""
-        result: CheckpointTuple | None = self._sync("get_tuple", self.aget_tuple(config))
-        return result
+        return self._sync("get_tuple", lambda: self.aget_tuple(config))
 
-    def list(
-        self,
-        config: dict[str, Any] | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: dict[str, Any] | None = None,
-        limit: int | None = None,
+    def _list(
+        self, config: Config | None, filter: Filter, before: Config | None, limit: int | None
     ) -> Iterator[CheckpointTuple]:
-        """Sync :meth:`alist` (from another thread)."""
+        """``list``: :meth:`alist`'s items, read on the saver's event loop (from another
+        thread)."""
 
         async def collect() -> list[CheckpointTuple]:
             return [
                 item async for item in self.alist(config, filter=filter, before=before, limit=limit)
             ]
 
-        items: list[CheckpointTuple] = self._sync("list", collect())
-        return iter(items)
+        return iter(self._sync("list", collect))
 
-    def put(
-        self,
-        config: dict[str, Any],
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> dict[str, Any]:
-        """Sync :meth:`aput` (from another thread)."""
-        result: dict[str, Any] = self._sync(
-            "put", self.aput(config, checkpoint, metadata, new_versions)
-        )
-        return result
-
-    def put_writes(
-        self,
-        config: dict[str, Any],
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        """Sync :meth:`aput_writes` (from another thread)."""
-        self._sync("put_writes", self.aput_writes(config, writes, task_id, task_path))
+    _put = on_loop(_aput, "put")
+    _put_writes = on_loop(_aput_writes, "put_writes")
 
     def delete_thread(self, thread_id: str) -> None:
         """Sync :meth:`adelete_thread` (from another thread)."""
         check_ids("delete_thread", thread_id=thread_id)
-        self._sync("delete_thread", self.adelete_thread(thread_id))
+        self._sync("delete_thread", lambda: self.adelete_thread(thread_id))

@@ -10,8 +10,9 @@ Names are re-exported lazily so importing this package stays cheap.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from stategraph._lazy import lazy_attributes
 
 __all__ = [
     "SerializerProtocol",
@@ -50,14 +51,8 @@ if TYPE_CHECKING:
     )
 
 
-def __getattr__(name: str) -> Any:
-    """Import the public names on first use."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(__name__, _LAZY, globals())[0]
+"""Import the public names on first use."""
 
 
 def __dir__() -> list[str]:

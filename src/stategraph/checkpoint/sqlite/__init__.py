@@ -56,6 +56,8 @@ from stategraph.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
+    Config,
+    Filter,
     PendingWrite,
     SerializerProtocol,
     get_checkpoint_metadata,
@@ -445,19 +447,11 @@ class SqliteSaver(SqliteUpkeep, SqliteBodies, SqlLeases, StoredValues, BaseCheck
                 conn.execute(_TOUCH, (thread_id, time.time()))
         return found
 
-    def list(
-        self,
-        config: dict[str, Any] | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: dict[str, Any] | None = None,
-        limit: int | None = None,
+    def _list(
+        self, config: Config | None, filter: Filter, before: Config | None, limit: int | None
     ) -> Iterator[CheckpointTuple]:
-        """Yield matching checkpoints newest first (see ``BaseCheckpointSaver.list``).
-
-        Results are read in pages, each in its own short read transaction; no lock is
-        held while the caller consumes them.
-        """
+        """``list``: read in pages, each in its own short read transaction; no lock is
+        held while the caller consumes them."""
         config, filter, before, limit = list_args(config, filter, before, limit)
         if limit is not None and limit <= 0:
             return

@@ -19,6 +19,7 @@ from stategraph.checkpoint._list_delta import ListDeltaCodec
 from stategraph.checkpoint._retention import (
     PruneStrategy,
     Sweeper,
+    SweeperThread,
     TTLConfig,
     check_prune_args,
     close_over_deltas,
@@ -84,8 +85,10 @@ class _Host(Protocol):
     def _reclaim(self) -> None: ...
 
 
-class SqliteUpkeep:
+class SqliteUpkeep(SweeperThread):
     """Deleting, retention, copying, time to live and vacuum for ``SqliteSaver``."""
+
+    _sweeper_name = "stategraph-ttl-sqlite"
 
     _sweeper: Sweeper | None
 
@@ -411,24 +414,6 @@ class SqliteUpkeep:
         if count:
             self._reclaim()
         return count
-
-    def start_ttl_sweeper(self: _Host) -> None:
-        """Run :meth:`sweep` in a background thread every
-        ``ttl["sweep_interval_minutes"]`` (default: every ``default_ttl`` / 4)."""
-        if self.ttl is None:
-            raise ValueError(
-                f"{type(self).__name__}.start_ttl_sweeper() needs a ttl: "
-                f"{type(self).__name__}(conn, ttl={{'default_ttl': minutes}})."
-            )
-        if self._sweeper is None:
-            interval = self.ttl.get("sweep_interval_minutes") or self.ttl["default_ttl"] / 4
-            self._sweeper = Sweeper(self.sweep, interval, "stategraph-ttl-sqlite")
-
-    def stop_ttl_sweeper(self: _Host) -> None:
-        """Stop the background sweeper (if running)."""
-        if self._sweeper is not None:
-            self._sweeper.stop()
-            self._sweeper = None
 
     def _reclaim(self: _Host) -> None:
         """Give the pages freed by deletes back to the file system (files in
