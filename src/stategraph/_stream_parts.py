@@ -6,13 +6,20 @@ say ``__module__ = "stategraph.types"``.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Union
+from typing import Any, Literal, Union, get_args
 
 from typing_extensions import TypedDict
 
 from stategraph.types import _STREAM_PARTS, Interrupt
 
 __all__ = list(_STREAM_PARTS)
+
+
+class _DictPart(TypedDict):
+    """The keys of a part whose ``data`` is a dict (the subclasses add its ``type``)."""
+
+    ns: tuple[str, ...]
+    data: dict[str, Any]
 
 
 class ValuesStreamPart(TypedDict):
@@ -24,12 +31,10 @@ class ValuesStreamPart(TypedDict):
     interrupts: tuple[Interrupt, ...]
 
 
-class UpdatesStreamPart(TypedDict):
+class UpdatesStreamPart(_DictPart):
     """An ``updates`` chunk of ``stream(version="v2")``."""
 
     type: Literal["updates"]
-    ns: tuple[str, ...]
-    data: dict[str, Any]
 
 
 class CustomStreamPart(TypedDict):
@@ -48,28 +53,22 @@ class MessagesStreamPart(TypedDict):
     data: tuple[Any, dict[str, Any]]
 
 
-class TasksStreamPart(TypedDict):
+class TasksStreamPart(_DictPart):
     """A ``tasks`` chunk of ``stream(version="v2")``."""
 
     type: Literal["tasks"]
-    ns: tuple[str, ...]
-    data: dict[str, Any]
 
 
-class CheckpointStreamPart(TypedDict):
+class CheckpointStreamPart(_DictPart):
     """A ``checkpoints`` chunk of ``stream(version="v2")``."""
 
     type: Literal["checkpoints"]
-    ns: tuple[str, ...]
-    data: dict[str, Any]
 
 
-class DebugStreamPart(TypedDict):
+class DebugStreamPart(_DictPart):
     """A ``debug`` chunk of ``stream(version="v2")``."""
 
     type: Literal["debug"]
-    ns: tuple[str, ...]
-    data: dict[str, Any]
 
 
 StreamPart = Union[
@@ -82,13 +81,5 @@ StreamPart = Union[
     DebugStreamPart,
 ]
 
-for _cls in (
-    ValuesStreamPart,
-    UpdatesStreamPart,
-    CustomStreamPart,
-    MessagesStreamPart,
-    TasksStreamPart,
-    CheckpointStreamPart,
-    DebugStreamPart,
-):
+for _cls in get_args(StreamPart):
     _cls.__module__ = "stategraph.types"  # their public home

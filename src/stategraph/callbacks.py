@@ -37,7 +37,7 @@ from stategraph._failures import report_failure
 from stategraph._sync_await import resolve
 
 if TYPE_CHECKING:
-    from typing_extensions import TypeAlias
+    from typing_extensions import Self, TypeAlias
 
     from stategraph.types import Interrupt
 
@@ -435,6 +435,13 @@ class _GraphCallbackManager:
         setup = read_callbacks(callbacks)
         return cls(setup.handlers, setup.handlers, setup.parent_run_id, run_id=run_id)
 
+    @classmethod
+    def for_config(cls, config: Any, run_id: UUID | None) -> Self:
+        """A manager over the graph handlers only of ``config["callbacks"]``."""
+        manager = cls.configure((config or {}).get("callbacks"), run_id=run_id)
+        manager.set_handlers([h for h in manager.handlers if is_graph_handler(h)])
+        return manager
+
     def on_interrupt(self, event: GraphInterruptEvent) -> Any:
         """Send ``event`` to every graph handler."""
         _run_to_end(handle_event(self.graph_handlers, "on_interrupt", None, event))
@@ -462,20 +469,14 @@ def get_sync_graph_callback_manager_for_config(
     config: Any, *, run_id: UUID | None = None
 ) -> _GraphCallbackManager:
     """A lifecycle manager over the graph handlers of ``config["callbacks"]``."""
-    callbacks = (config or {}).get("callbacks")
-    manager = _GraphCallbackManager.configure(callbacks, run_id=run_id)
-    manager.set_handlers([h for h in manager.handlers if is_graph_handler(h)])
-    return manager
+    return _GraphCallbackManager.for_config(config, run_id)
 
 
 def get_async_graph_callback_manager_for_config(
     config: Any, *, run_id: UUID | None = None
 ) -> _AsyncGraphCallbackManager:
     """Async twin of :func:`get_sync_graph_callback_manager_for_config`."""
-    callbacks = (config or {}).get("callbacks")
-    manager = _AsyncGraphCallbackManager.configure(callbacks, run_id=run_id)
-    manager.set_handlers([h for h in manager.handlers if is_graph_handler(h)])
-    return manager
+    return _AsyncGraphCallbackManager.for_config(config, run_id)
 
 
 def _report_custom_event(name: str, data: Any) -> Any:

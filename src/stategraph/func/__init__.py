@@ -140,14 +140,15 @@ class _TaskFunction(Generic[P, R]):
         cache_policy: CachePolicy[Any] | None = None,
         timeout: TimeoutPolicy | None = None,
     ) -> None:
+        is_async = is_async_callable(func)
+        if timeout is not None and not is_async:
+            raise sync_timeout_error(f"Task '{name}'")  # checked before anything is set
         self.func = func
         self.name = name
         self.retry_policy = retry_policy
         self.cache_policy = cache_policy
         self.timeout = timeout
-        self.is_async = is_async_callable(func)
-        if timeout is not None and not self.is_async:
-            raise sync_timeout_error(f"Task '{name}'")
+        self.is_async = is_async
         functools.update_wrapper(self, func)
 
     def __repr__(self) -> str:

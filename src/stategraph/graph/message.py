@@ -12,6 +12,7 @@ from stategraph._bridges import langchain_bridge
 from stategraph.graph.state import StateGraph
 from stategraph.messages import AnyMessage, BaseMessage, BaseMessageChunk, _convert_one
 from stategraph.messages._chunks import is_chunk, message_chunk_to_message
+from stategraph.messages._utils import copy_message
 
 __all__ = ["add_messages", "MessageGraph", "MessagesState", "REMOVE_ALL_MESSAGES"]
 
@@ -161,12 +162,7 @@ def _openai_content(message: Any) -> Any:
         new_content = blocks
     if new_content == content:
         return message
-    if isinstance(message, BaseMessage):
-        return message.copy(update={"content": new_content})
-    model_copy = getattr(message, "model_copy", None)
-    if callable(model_copy):
-        return model_copy(update={"content": new_content})
-    return message
+    return copy_message(message, {"content": new_content})
 
 
 @overload

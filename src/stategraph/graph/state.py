@@ -66,28 +66,18 @@ class NodeAction:
     func: Any
 
 
+@dataclass(slots=True, eq=False)
 class BranchSpec:
     """A conditional edge: its path function, optional ``path_map`` and known targets."""
 
-    __slots__ = ("ends", "input_schema", "name", "path", "path_map", "source")
-
-    def __init__(
-        self,
-        source: str,
-        name: str,
-        path: Callable[..., Any],
-        path_map: dict[Hashable, str] | None,
-        ends: list[str] | None,
-        input_schema: Any = None,
-    ) -> None:
-        self.source = source
-        self.name = name
-        self.path = path
-        self.path_map = path_map
-        self.ends = ends
-        # the schema the routing function's first parameter is annotated with: it
-        # reads only those keys (None: the whole state)
-        self.input_schema = input_schema
+    source: str
+    name: str
+    path: Callable[..., Any]
+    path_map: dict[Hashable, str] | None
+    ends: list[str] | None
+    input_schema: Any = None
+    """The schema the routing function's first parameter is annotated with: it reads
+    only those keys (``None``: the whole state)."""
 
 
 def _literal_targets(func: Any, *, in_command: bool = False) -> list[str] | None:

@@ -309,6 +309,15 @@ def _copy_with(message: Any, update: dict[str, Any]) -> Any:
     return message.model_copy(update=update)
 
 
+def copy_message(message: Any, update: dict[str, Any]) -> Any:
+    """A copy of ``message`` with the fields in ``update`` replaced: ``copy()`` of one of
+    ours, ``model_copy()`` of a pydantic one (LangChain's); any other value as it is."""
+    if isinstance(message, BaseMessage):
+        return message.copy(update=update)
+    model_copy = getattr(message, "model_copy", None)
+    return model_copy(update=update) if callable(model_copy) else message
+
+
 # ------------------------------------------------------------------ token counting
 
 _ROLE_NAME = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}

@@ -14,7 +14,8 @@ import asyncio
 import threading
 import warnings
 from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
 from uuid import UUID
 
 from stategraph.callbacks import BaseCallbackHandler, read_callbacks
@@ -41,14 +42,7 @@ def check_version(version: Any) -> None:
         )
 
 
-def stream_events(
-    graph: Any,
-    input: Any,
-    config: Any,
-    version: str,
-    transformers: Sequence[Any] | None,
-    kwargs: dict[str, Any],
-) -> Any:
+def stream_events(version: str) -> NoReturn:
     """Sync ``stream_events`` for ``v1``/``v2``: not offered (as in LangGraph)."""
     check_version(version)
     raise NotImplementedError(
@@ -87,41 +81,26 @@ class _Filter:
         self.include = bool(self.names or self.types or self.tags)
 
     def keep(self, name: str, run_type: str, tags: Sequence[str]) -> bool:
-        keep = not self.include
-        if self.names and name in self.names:
-            keep = True
-        if self.types and run_type in self.types:
-            keep = True
-        if self.tags and not self.tags.isdisjoint(tags):
-            keep = True
-        if self.exclude_names and name in self.exclude_names:
-            keep = False
-        if self.exclude_types and run_type in self.exclude_types:
-            keep = False
-        if self.exclude_tags and not self.exclude_tags.isdisjoint(tags):
-            keep = False
-        return keep
+        included = name in self.names or run_type in self.types or not self.tags.isdisjoint(tags)
+        excluded = (
+            name in self.exclude_names
+            or run_type in self.exclude_types
+            or not self.exclude_tags.isdisjoint(tags)
+        )
+        return (included or not self.include) and not excluded
 
 
+@dataclass(slots=True, eq=False)
 class _RunInfo:
-    __slots__ = ("inputs", "metadata", "name", "parent_ids", "run_type", "tags", "tool_call_id")
+    """A run the handler has seen start: what its events carry."""
 
-    def __init__(
-        self,
-        name: str,
-        run_type: str,
-        tags: list[str],
-        metadata: dict[str, Any],
-        parent_ids: list[str],
-        inputs: Any,
-    ) -> None:
-        self.name = name
-        self.run_type = run_type
-        self.tags = tags
-        self.metadata = metadata
-        self.parent_ids = parent_ids
-        self.inputs = inputs
-        self.tool_call_id: Any = None
+    name: str
+    run_type: str
+    tags: list[str]
+    metadata: dict[str, Any]
+    parent_ids: list[str]
+    inputs: Any
+    tool_call_id: Any = field(default=None, init=False)
 
 
 def _run_name(name: str | None, serialized: Any, default: str) -> str:
@@ -184,52 +163,31 @@ class EventStreamHandler(BaseCallbackHandler):
         )
 
     def _begin(
-        self,
-        run_id: UUID,
-        parent_run_id: UUID | None,
-        name: str,
-        run_type: str,
-        tags: Any,
-        metadata: Any,
-        inputs: Any,
+        self, run_id: UUID, name: str, run_type: str, inputs: Any, options: dict[str, Any]
     ) -> _RunInfo:
+        """Record a run that starts; ``options`` are the keyword arguments of its
+        ``on_*_start`` callback (``parent_run_id``, ``tags``, ``metadata``)."""
+        parent_run_id = options.get("parent_run_id")
         with self._lock:
             parent = self.runs.get(parent_run_id) if parent_run_id is not None else None
             parent_ids = [*parent.parent_ids, str(parent_run_id)] if parent is not None else []
-            meta = dict(metadata or {})
+            meta = dict(options.get("metadata") or {})
             if self.root is None:
                 self.root = run_id
                 if self.version == "v1":
                     meta.pop("ls_integration", None)
-            info = _RunInfo(name, run_type, list(tags or ()), meta, parent_ids, inputs)
+            tags = list(options.get("tags") or ())
+            info = _RunInfo(name, run_type, tags, meta, parent_ids, inputs)
             self.runs[run_id] = info
             if run_id == self.root:
                 self.root_info = info
         return info
 
     # ----------------------------------------------------------------- chains
-    def on_chain_start(
-        self,
-        serialized: Any,
-        inputs: Any,
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        tags: Any = None,
-        metadata: Any = None,
-        name: str | None = None,
-        **kwargs: Any,
-    ) -> None:
+    def on_chain_start(self, serialized: Any, inputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
         kind = _chain_kind(kwargs.get("run_type"))
-        info = self._begin(
-            run_id,
-            parent_run_id,
-            _run_name(name, serialized, "chain"),
-            kind,
-            tags,
-            metadata,
-            inputs,
-        )
+        name = _run_name(kwargs.get("name"), serialized, "chain")
+        info = self._begin(run_id, name, kind, inputs, kwargs)
         self._send(f"on_{kind}_start", run_id, info, {"input": inputs})
 
     def on_chain_stream(self, chunk: Any, *, run_id: UUID, **kwargs: Any) -> None:
@@ -269,28 +227,12 @@ class EventStreamHandler(BaseCallbackHandler):
 
     # ----------------------------------------------------------------- tools
     def on_tool_start(
-        self,
-        serialized: Any,
-        input_str: str,
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        tags: Any = None,
-        metadata: Any = None,
-        name: str | None = None,
-        inputs: Any = None,
-        **kwargs: Any,
+        self, serialized: Any, input_str: str, *, run_id: UUID, **kwargs: Any
     ) -> None:
+        inputs = kwargs.get("inputs")
         value = inputs if inputs is not None else input_str
-        info = self._begin(
-            run_id,
-            parent_run_id,
-            _run_name(name, serialized, "tool"),
-            "tool",
-            tags,
-            metadata,
-            value,
-        )
+        name = _run_name(kwargs.get("name"), serialized, "tool")
+        info = self._begin(run_id, name, "tool", value, kwargs)
         info.tool_call_id = kwargs.get("tool_call_id")
         self._send("on_tool_start", run_id, info, {"input": value})
 
@@ -309,26 +251,10 @@ class EventStreamHandler(BaseCallbackHandler):
 
     # ----------------------------------------------------------------- chat models
     def on_chat_model_start(
-        self,
-        serialized: Any,
-        messages: Any,
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        tags: Any = None,
-        metadata: Any = None,
-        name: str | None = None,
-        **kwargs: Any,
+        self, serialized: Any, messages: Any, *, run_id: UUID, **kwargs: Any
     ) -> None:
-        info = self._begin(
-            run_id,
-            parent_run_id,
-            _run_name(name, serialized, "chat_model"),
-            "chat_model",
-            tags,
-            metadata,
-            {"messages": messages},
-        )
+        name = _run_name(kwargs.get("name"), serialized, "chat_model")
+        info = self._begin(run_id, name, "chat_model", {"messages": messages}, kwargs)
         self._send("on_chat_model_start", run_id, info, {"input": {"messages": messages}})
 
     def on_llm_new_token(

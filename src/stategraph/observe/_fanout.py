@@ -28,15 +28,12 @@ then its error propagates into the run.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import Any
 
 from stategraph._failures import report_failure
 from stategraph._sync_await import aresolve, resolve
 from stategraph.observe._protocol import RunAndTask, RunObserver
-
-if TYPE_CHECKING:
-    from stategraph.observe._protocol import RunRecord, TaskRecord
 
 __all__ = [
     "Observers",
@@ -60,11 +57,12 @@ def _overrides(observer: RunObserver, name: str) -> bool:
     return method is not None and method is not getattr(RunObserver, name)
 
 
-class Observers:
+class Observers(RunObserver):
     """The observers of one run (and of the runs nested in it): the fan-out.
 
-    Each report goes only to the observers that override the method, in order.
-    A report returns ``None``, or an awaitable when some observer returned one
+    It has every :class:`RunObserver` method, made from that class's list of them (see
+    :func:`_fan_out`). Each report goes only to the observers that override the method,
+    in order. A report returns ``None``, or an awaitable when some observer returned one
     (see :func:`resolve` / :func:`aresolve`).
     """
 
@@ -108,103 +106,22 @@ class Observers:
             return None
         return _gather(pending)
 
-    def run_started(self, run: RunRecord) -> Any:
-        return self._report("run_started", (run,))
 
-    def run_resumed(self, run: RunRecord) -> Any:
-        return self._report("run_resumed", (run,))
+def _fan_out(name: str) -> Callable[..., Any]:
+    """The :class:`Observers` method of the report ``name``: it hands the report's
+    arguments to every observer that overrides the method."""
 
-    def run_finished(self, run: RunRecord, output: Any) -> Any:
-        return self._report("run_finished", (run, output))
+    def report(self: Observers, *args: Any) -> Any:
+        return self._report(name, args)
 
-    def run_interrupted(self, run: RunRecord, interrupts: Sequence[Any], status: str) -> Any:
-        return self._report("run_interrupted", (run, interrupts, status))
+    report.__name__ = name
+    report.__qualname__ = f"Observers.{name}"
+    report.__doc__ = f"Report :meth:`RunObserver.{name}` to the observers that override it."
+    return report
 
-    def run_failed(self, run: RunRecord, error: BaseException) -> Any:
-        return self._report("run_failed", (run, error))
 
-    def step_started(self, run: RunRecord, step: int, tasks: Sequence[TaskRecord]) -> Any:
-        return self._report("step_started", (run, step, tasks))
-
-    def step_finished(self, run: RunRecord, step: int) -> Any:
-        return self._report("step_finished", (run, step))
-
-    def task_started(self, run: RunRecord, task: TaskRecord, attempt: int) -> Any:
-        return self._report("task_started", (run, task, attempt))
-
-    def task_finished(self, run: RunRecord, task: TaskRecord, output: Any) -> Any:
-        return self._report("task_finished", (run, task, output))
-
-    def task_failed(
-        self, run: RunRecord, task: TaskRecord, error: BaseException, retrying: bool
-    ) -> Any:
-        return self._report("task_failed", (run, task, error, retrying))
-
-    def checkpoint_saved(
-        self, run: RunRecord, config: dict[str, Any], checkpoint: Any, metadata: Any
-    ) -> Any:
-        return self._report("checkpoint_saved", (run, config, checkpoint, metadata))
-
-    def custom_event(self, run: RunRecord, task: TaskRecord, name: str, data: Any) -> Any:
-        return self._report("custom_event", (run, task, name, data))
-
-    def branch_started(
-        self, run: RunRecord, task: TaskRecord, key: Any, name: str, input: Any
-    ) -> Any:
-        return self._report("branch_started", (run, task, key, name, input))
-
-    def branch_finished(self, run: RunRecord, task: TaskRecord, key: Any, output: Any) -> Any:
-        return self._report("branch_finished", (run, task, key, output))
-
-    def branch_failed(
-        self, run: RunRecord, task: TaskRecord, key: Any, error: BaseException
-    ) -> Any:
-        return self._report("branch_failed", (run, task, key, error))
-
-    def call_started(
-        self, run: RunRecord, task: TaskRecord, call_id: str, name: str, input: Any
-    ) -> Any:
-        return self._report("call_started", (run, task, call_id, name, input))
-
-    def call_finished(self, run: RunRecord, task: TaskRecord, call_id: str, output: Any) -> Any:
-        return self._report("call_finished", (run, task, call_id, output))
-
-    def call_failed(
-        self, run: RunRecord, task: TaskRecord, call_id: str, error: BaseException
-    ) -> Any:
-        return self._report("call_failed", (run, task, call_id, error))
-
-    def tool_started(self, run: RunRecord, task: TaskRecord, call: Mapping[str, Any]) -> Any:
-        return self._report("tool_started", (run, task, call))
-
-    def tool_output_delta(
-        self, run: RunRecord, task: TaskRecord, call: Mapping[str, Any], delta: Any
-    ) -> Any:
-        return self._report("tool_output_delta", (run, task, call, delta))
-
-    def tool_finished(
-        self, run: RunRecord, task: TaskRecord, call: Mapping[str, Any], output: Any
-    ) -> Any:
-        return self._report("tool_finished", (run, task, call, output))
-
-    def tool_failed(
-        self, run: RunRecord, task: TaskRecord, call: Mapping[str, Any], error: BaseException
-    ) -> Any:
-        return self._report("tool_failed", (run, task, call, error))
-
-    def model_started(self, run: RunRecord, task: TaskRecord, call: Any) -> Any:
-        return self._report("model_started", (run, task, call))
-
-    def model_chunk(self, run: RunRecord, task: TaskRecord, call: Any, chunk: Any) -> Any:
-        return self._report("model_chunk", (run, task, call, chunk))
-
-    def model_finished(self, run: RunRecord, task: TaskRecord, call: Any, message: Any) -> Any:
-        return self._report("model_finished", (run, task, call, message))
-
-    def model_failed(
-        self, run: RunRecord, task: TaskRecord, call: Any, error: BaseException
-    ) -> Any:
-        return self._report("model_failed", (run, task, call, error))
+for _name in _METHODS:
+    setattr(Observers, _name, _fan_out(_name))
 
 
 class ModelCallObserving:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from stategraph.stream import AsyncGraphRunStream, GraphRunStream, StreamTransformer
+    from stategraph.stream._mux import StreamMux
 
 __all__ = ["normalize_transformer_factories", "stream_v3", "astream_v3"]
 
@@ -95,36 +96,34 @@ def _modes(mux: Any) -> list[str]:
     return modes or ["values"]
 
 
+def _setup(
+    graph: Any, transformers: Sequence[Any] | None, kwargs: dict[str, Any], *, is_async: bool
+) -> tuple[StreamMux, dict[str, Any]]:
+    """What both entry points start with: the run object's mux of projections and the
+    keyword arguments of the graph's ``stream``/``astream`` call that feeds it."""
+    from stategraph.stream._mux import StreamMux
+
+    mux = StreamMux(factories=_factories(graph, transformers), is_async=is_async)
+    return mux, _stream_kwargs(kwargs, _modes(mux))
+
+
 def stream_v3(
-    graph: Any,
-    input: Any,
-    config: Any,
-    transformers: Sequence[Any] | None,
-    kwargs: dict[str, Any],
+    graph: Any, input: Any, config: Any, transformers: Sequence[Any] | None, kwargs: dict[str, Any]
 ) -> GraphRunStream:
     """Build the sync run object; the graph starts when a projection is consumed."""
     from stategraph.stream import GraphRunStream
-    from stategraph.stream._mux import StreamMux
 
-    mux = StreamMux(factories=_factories(graph, transformers), is_async=False)
-    stream_kwargs = _stream_kwargs(kwargs, _modes(mux))
-    parts = graph.stream(input, config, **stream_kwargs)
-    return GraphRunStream(iter(parts), mux)
+    mux, stream_kwargs = _setup(graph, transformers, kwargs, is_async=False)
+    return GraphRunStream(iter(graph.stream(input, config, **stream_kwargs)), mux)
 
 
 async def astream_v3(
-    graph: Any,
-    input: Any,
-    config: Any,
-    transformers: Sequence[Any] | None,
-    kwargs: dict[str, Any],
+    graph: Any, input: Any, config: Any, transformers: Sequence[Any] | None, kwargs: dict[str, Any]
 ) -> AsyncGraphRunStream:
     """Build the async run object; the graph starts when a projection is consumed."""
     from stategraph.stream import AsyncGraphRunStream
-    from stategraph.stream._mux import StreamMux
 
-    mux = StreamMux(factories=_factories(graph, transformers), is_async=True)
-    stream_kwargs = _stream_kwargs(kwargs, _modes(mux))
+    mux, stream_kwargs = _setup(graph, transformers, kwargs, is_async=True)
     parts = graph.astream(input, config, **stream_kwargs)
     if inspect.iscoroutine(parts):
         parts = await parts

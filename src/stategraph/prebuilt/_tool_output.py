@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Union
 
 from stategraph.messages import ToolMessage
+from stategraph.messages._utils import copy_message
 from stategraph.prebuilt._injection import resolved_hints
 from stategraph.prebuilt._tools import ToolInvocationError
 from stategraph.types import Command
@@ -133,12 +134,7 @@ def _is_tool_message(value: Any) -> bool:
 def _named(message: Any, name: str) -> Any:
     if getattr(message, "name", None) is not None:
         return message
-    if isinstance(message, ToolMessage):
-        return message.copy(update={"name": name})
-    model_copy = getattr(message, "model_copy", None)
-    if callable(model_copy):
-        return model_copy(update={"name": name})
-    return message
+    return copy_message(message, {"name": name})
 
 
 def result_to_output(

@@ -41,6 +41,8 @@ from stategraph.pregel._sync_shell import _streams_while_running
 from stategraph.pregel._watch import RunWatch
 
 if TYPE_CHECKING:
+    from stategraph.observe._fanout import Observers
+    from stategraph.observe._protocol import RunRecord
     from stategraph.pregel._async_chunks import ChunkQueue
     from stategraph.pregel._loop.drive import Loop
     from stategraph.pregel._task import Task
@@ -183,18 +185,14 @@ async def run_task_async(task: Task, loop: Loop) -> None:
             failures += 1
             error = NodeCancelledError(task.name)
             error.__cause__ = exc
-            delay = after_failure(task, error, failures)
-            if obs is not None:
-                await aresolve(obs.task_failed(run, task, error, delay is not None))
+            delay = await _attempt_failed(obs, run, task, error, failures)
             if delay is None:
                 return
         except Exception as exc:
             if isinstance(exc, GraphBubbleUp):
                 await asettle_calls(ctx)
             failures += 1
-            delay = after_failure(task, exc, failures)
-            if obs is not None:
-                await aresolve(obs.task_failed(run, task, exc, delay is not None))
+            delay = await _attempt_failed(obs, run, task, exc, failures)
             if delay is None:
                 return
         except BaseException as exc:
@@ -205,6 +203,17 @@ async def run_task_async(task: Task, loop: Loop) -> None:
             leave(token)
         await asyncio.sleep(delay)
         ctx.next_attempt()
+
+
+async def _attempt_failed(
+    obs: Observers | None, run: RunRecord, task: Task, error: Exception, failures: int
+) -> float | None:
+    """What follows a failed attempt (:func:`after_failure`: the seconds before the
+    retry, or ``None``), reported to the run's observers ``obs`` as the attempt's end."""
+    delay = after_failure(task, error, failures)
+    if obs is not None:
+        await aresolve(obs.task_failed(run, task, error, delay is not None))
+    return delay
 
 
 # Step tasks the run itself cancelled (a failed sibling, a step timeout, the caller
@@ -246,20 +255,9 @@ class _AsyncSaver:
         """Await the saver call of ``effect`` (``aput``, or ``aput_writes``: without
         the task path for a saver that takes none) with the run's fencing token: now
         when ``blocking`` (after the chained calls), else chained after them."""
-        name: str
-        args: tuple[Any, ...]
-        if isinstance(effect, fx.Put):
-            name = "put"
-            args = (effect.config, effect.checkpoint, effect.metadata, effect.new_versions)
-        elif self.path_ok:
-            name = "put_writes"
-            args = (effect.config, effect.writes, effect.task_id, effect.task_path)
-        else:
-            name = "put_writes"
-            args = (effect.config, effect.writes, effect.task_id)
+        config = effect.config if self.token is None else fenced(effect.config, self.token)
+        name, args = fx.saver_call(effect, config, self.path_ok)
         method = getattr(self.saver, "a" + name)
-        if self.token is not None:
-            args = (fenced(args[0], self.token), *args[1:])
         if blocking:
             await self.flush()
             return await method(*args)
@@ -271,6 +269,18 @@ class _AsyncSaver:
             return await method(*args)
 
         self.last = asyncio.ensure_future(chained())
+        return None
+
+    async def perform_now(self, effect: Any) -> Any:
+        """Perform a saver effect of the loop's way out of a failed step, awaiting it:
+        what the loop is sent back (the tuple a ``GetTuple`` reads, else ``None``)."""
+        match effect:
+            case fx.GetTuple(config=config):
+                return await self.saver.aget_tuple(config)
+            case fx.Put() | fx.PutWrites():
+                await self.perform(effect, True)
+            case fx.Flush():
+                await self.flush()
         return None
 
     async def flush(self) -> None:
@@ -336,7 +346,7 @@ async def _drive_async(
                     except (Exception, asyncio.CancelledError) as exc:
                         # the run was cancelled (or a step timed out): let the loop save
                         # what it must (durability="exit" saves now), then re-raise
-                        await _unwind(gen, exc, loop, saver)
+                        await _unwind(gen, exc, saver)
                     if watch is not None:
                         await aresolve(watch.step_finished())
                 case fx.Put():
@@ -381,22 +391,12 @@ async def _drive_async(
         await saver.flush()
 
 
-async def _unwind(gen: Any, exc: BaseException, loop: Loop, saver: _AsyncSaver) -> None:
+async def _unwind(gen: Any, exc: BaseException, saver: _AsyncSaver) -> None:
     """Throw ``exc`` into the loop and perform the saver effects of its way out."""
     try:
         effect = gen.throw(exc)
         while True:
-            value: Any = None
-            match effect:
-                case fx.GetTuple(config=config):
-                    value = await loop.saver.aget_tuple(config)
-                case fx.Put():
-                    await saver.perform(effect, True)
-                case fx.PutWrites():
-                    await saver.perform(effect, True)
-                case fx.Flush():
-                    await saver.flush()
-            effect = gen.send(value)
+            effect = gen.send(await saver.perform_now(effect))
     except StopIteration:
         raise exc from None
 

@@ -50,6 +50,7 @@ __all__ = [
     "Spawn",
     "FLUSH",
     "takes_task_path",
+    "saver_call",
     "get_before",
     "aget_before",
 ]
@@ -178,6 +179,21 @@ def takes_task_path(saver: object, method: str) -> bool:
             )
         _TAKES_PATH[key] = known
     return known
+
+
+def saver_call(
+    effect: Put | PutWrites, config: dict[str, Any], with_path: bool = True
+) -> tuple[str, tuple[Any, ...]]:
+    """The saver call that performs ``effect``: the sync method's name (``put`` or
+    ``put_writes``; an async caller prefixes ``a``) and its arguments, with ``config``
+    (the effect's own, or with the run's fencing token) in place of the effect's.
+    ``with_path=False`` leaves out the task path, for a saver whose ``put_writes``
+    takes none (see :func:`takes_task_path`)."""
+    if isinstance(effect, Put):
+        return "put", (config, effect.checkpoint, effect.metadata, effect.new_versions)
+    if with_path:
+        return "put_writes", (config, effect.writes, effect.task_id, effect.task_path)
+    return "put_writes", (config, effect.writes, effect.task_id)
 
 
 def _before(effect: GetBefore) -> dict[str, Any]:

@@ -185,19 +185,8 @@ class _Saver:
         """Make the saver call of ``effect`` (``put``, or ``put_writes``: without the
         task path for a saver that takes none) with the run's fencing token: now when
         ``blocking`` (after the queued calls), else on the background thread."""
-        name: str
-        args: tuple[Any, ...]
-        if isinstance(effect, fx.Put):
-            name = "put"
-            args = (effect.config, effect.checkpoint, effect.metadata, effect.new_versions)
-        elif self.path_ok:
-            name = "put_writes"
-            args = (effect.config, effect.writes, effect.task_id, effect.task_path)
-        else:
-            name = "put_writes"
-            args = (effect.config, effect.writes, effect.task_id)
-        if self.token is not None:
-            args = (fenced(args[0], self.token), *args[1:])
+        config = effect.config if self.token is None else fenced(effect.config, self.token)
+        name, args = fx.saver_call(effect, config, self.path_ok)
         if blocking:
             self.flush()
             return getattr(self.saver, name)(*args)
@@ -210,6 +199,18 @@ class _Saver:
         with self.cond:
             self.pending += 1
         self.queue.put((name, args))
+        return None
+
+    def perform_now(self, effect: Any) -> Any:
+        """Perform a saver effect of the loop's way out of a failed step, waiting for
+        it: what the loop is sent back (the tuple a ``GetTuple`` reads, else ``None``)."""
+        match effect:
+            case fx.GetTuple(config=config):
+                return self.saver.get_tuple(config)
+            case fx.Put() | fx.PutWrites():
+                self.perform(effect, True)
+            case fx.Flush():
+                self.flush()
         return None
 
     def _forked(self) -> bool:
@@ -295,7 +296,7 @@ def _drive_sync(loop: Loop, chunks: queue.SimpleQueue[Any] | None, guard: Any) -
                     except (Exception, KeyboardInterrupt) as exc:
                         # interrupted from outside (or a step timed out): let the loop
                         # save what it must (durability="exit" saves now), then re-raise
-                        _unwind(gen, exc, loop, saver)
+                        _unwind(gen, exc, saver)
                     if watch is not None:
                         resolve(watch.step_finished())
                 case fx.Put():
@@ -342,22 +343,12 @@ def _drive_sync(loop: Loop, chunks: queue.SimpleQueue[Any] | None, guard: Any) -
             pool.close()
 
 
-def _unwind(gen: Any, exc: BaseException, loop: Loop, saver: _Saver) -> None:
+def _unwind(gen: Any, exc: BaseException, saver: _Saver) -> None:
     """Throw ``exc`` into the loop and perform the saver effects of its way out."""
     try:
         effect = gen.throw(exc)
         while True:
-            value: Any = None
-            match effect:
-                case fx.GetTuple(config=config):
-                    value = loop.saver.get_tuple(config)
-                case fx.Put():
-                    saver.perform(effect, True)
-                case fx.PutWrites():
-                    saver.perform(effect, True)
-                case fx.Flush():
-                    saver.flush()
-            effect = gen.send(value)
+            effect = gen.send(saver.perform_now(effect))
     except StopIteration:
         raise exc from None
 

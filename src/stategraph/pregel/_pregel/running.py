@@ -352,7 +352,7 @@ class RunMixin(RunSetupMixin):
             return stream_v3(cast("Pregel", self), input, config, transformers, kwargs)
         from stategraph.observe._events import stream_events
 
-        return stream_events(cast("Pregel", self), input, config, version, transformers, kwargs)
+        return stream_events(version)  # v1/v2 events are async only
 
     def astream_events(
         self,

@@ -25,18 +25,12 @@ class SchemaMixin(PregelBase):
     @property
     def InputType(self) -> Any:
         """The type of the input value when the graph has a single input channel."""
-        if isinstance(self.input_channels, str):
-            channel = self.channels.get(self.input_channels)
-            return None if channel is None else channel.UpdateType
-        return dict
+        return _io_type(self.channels, self.input_channels, update=True)
 
     @property
     def OutputType(self) -> Any:
         """The type of the output value when the graph has a single output channel."""
-        if isinstance(self.output_channels, str):
-            channel = self.channels.get(self.output_channels)
-            return None if channel is None else channel.ValueType
-        return dict
+        return _io_type(self.channels, self.output_channels, update=False)
 
     def get_input_schema(self, config: Mapping[str, Any] | None = None) -> Any:
         """A pydantic model of the input: the input channel's type, or one optional
@@ -123,3 +117,15 @@ class SchemaMixin(PregelBase):
         from stategraph.drawing._notebook import mimebundle
 
         return mimebundle(self.get_graph(), title=f"{type(self).__name__} '{self.name}'")
+
+
+def _io_type(channels: Mapping[str, Any], io_channels: str | Sequence[str], *, update: bool) -> Any:
+    """The type of an input (``update``: what the channel takes) or output value: that
+    of the one channel ``io_channels`` names (``None`` if there is no such channel), or
+    ``dict`` for a list of channels."""
+    if not isinstance(io_channels, str):
+        return dict
+    channel = channels.get(io_channels)
+    if channel is None:
+        return None
+    return channel.UpdateType if update else channel.ValueType

@@ -92,64 +92,62 @@ def _fence(config: dict[str, Any], token: int | None) -> dict[str, Any]:
 
 
 def _drive(gen: Generator[Any, Any, Any], saver: Any, token: int | None = None) -> Any:
-    value: Any = None
+    """Run a state generator to its end with the saver's sync methods; its result."""
     try:
+        eff = next(gen)
         while True:
-            eff = gen.send(value)
-            match eff:
-                case fx.GetTuple(config=config):
-                    value = saver.get_tuple(config)
-                case fx.DeltaHistory(config=config, channels=channels):
-                    value = saver.get_delta_channel_history(config=config, channels=channels)
-                case fx.GetBefore():
-                    value = fx.get_before(saver, eff)
-                case fx.Put():
-                    value = saver.put(
-                        _fence(eff.config, token), eff.checkpoint, eff.metadata, eff.new_versions
-                    )
-                case fx.PutWrites():
-                    value = saver.put_writes(
-                        _fence(eff.config, token), eff.writes, eff.task_id, eff.task_path
-                    )
-                case AwaitRoute(awaitable=awaitable, node=node):
-                    awaitable.close()
-                    raise TypeError(
-                        f"Node '{node}' has an async routing function: update its state with "
-                        "aupdate_state()/abulk_update_state() (or make the routing function "
-                        "synchronous)."
-                    )
-                case _:
-                    value = None
+            eff = gen.send(_perform(eff, saver, token))
     except StopIteration as stop:
         return stop.value
+
+
+def _perform(eff: Any, saver: Any, token: int | None) -> Any:
+    """Perform one effect of a state generator with the saver's sync methods."""
+    match eff:
+        case fx.GetTuple(config=config):
+            return saver.get_tuple(config)
+        case fx.DeltaHistory(config=config, channels=channels):
+            return saver.get_delta_channel_history(config=config, channels=channels)
+        case fx.GetBefore():
+            return fx.get_before(saver, eff)
+        case fx.Put() | fx.PutWrites():
+            name, args = fx.saver_call(eff, _fence(eff.config, token))
+            return getattr(saver, name)(*args)
+        case AwaitRoute(awaitable=awaitable, node=node):
+            awaitable.close()
+            raise TypeError(
+                f"Node '{node}' has an async routing function: update its state with "
+                "aupdate_state()/abulk_update_state() (or make the routing function "
+                "synchronous)."
+            )
+    return None
 
 
 async def _adrive(gen: Generator[Any, Any, Any], saver: Any, token: int | None = None) -> Any:
-    value: Any = None
+    """Async twin of :func:`_drive` (the saver's async methods; routes are awaited)."""
     try:
+        eff = next(gen)
         while True:
-            eff = gen.send(value)
-            match eff:
-                case fx.GetTuple(config=config):
-                    value = await saver.aget_tuple(config)
-                case fx.DeltaHistory(config=config, channels=channels):
-                    value = await saver.aget_delta_channel_history(config=config, channels=channels)
-                case fx.GetBefore():
-                    value = await fx.aget_before(saver, eff)
-                case fx.Put():
-                    value = await saver.aput(
-                        _fence(eff.config, token), eff.checkpoint, eff.metadata, eff.new_versions
-                    )
-                case fx.PutWrites():
-                    value = await saver.aput_writes(
-                        _fence(eff.config, token), eff.writes, eff.task_id, eff.task_path
-                    )
-                case AwaitRoute(awaitable=awaitable):
-                    value = await awaitable
-                case _:
-                    value = None
+            eff = gen.send(await _aperform(eff, saver, token))
     except StopIteration as stop:
         return stop.value
+
+
+async def _aperform(eff: Any, saver: Any, token: int | None) -> Any:
+    """Perform one effect of a state generator with the saver's async methods."""
+    match eff:
+        case fx.GetTuple(config=config):
+            return await saver.aget_tuple(config)
+        case fx.DeltaHistory(config=config, channels=channels):
+            return await saver.aget_delta_channel_history(config=config, channels=channels)
+        case fx.GetBefore():
+            return await fx.aget_before(saver, eff)
+        case fx.Put() | fx.PutWrites():
+            name, args = fx.saver_call(eff, _fence(eff.config, token))
+            return await getattr(saver, "a" + name)(*args)
+        case AwaitRoute(awaitable=awaitable):
+            return await awaitable
+    return None
 
 
 def _graph(obj: Any) -> PregelGraph:
