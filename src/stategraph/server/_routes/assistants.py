@@ -7,15 +7,15 @@ from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
 
 from stategraph.server._context import ApiError
 from stategraph.server._http import JsonResponse, authorize, body_of, ctx_of, flag, int_arg
 from stategraph.server._records import assistants
 from stategraph.server._routes._common import page_headers, selected
+from stategraph.server._routes._table import RouteTable, collection
 from stategraph.server.auth import matches_filter
 
-__all__ = ["routes"]
+__all__ = ["ROUTES"]
 
 
 def _check_uuid(assistant_id: str) -> None:
@@ -239,19 +239,14 @@ async def subgraphs(request: Request) -> Response:
     return JsonResponse(out)
 
 
-def routes() -> list[Route]:
-    """The assistant routes."""
-    return [
-        Route("/assistants", create, methods=["POST"]),
-        Route("/assistants/search", search, methods=["POST"]),
-        Route("/assistants/count", count, methods=["POST"]),
-        Route("/assistants/{assistant_id}", get, methods=["GET"]),
-        Route("/assistants/{assistant_id}", patch, methods=["PATCH"]),
-        Route("/assistants/{assistant_id}", delete, methods=["DELETE"]),
-        Route("/assistants/{assistant_id}/versions", versions, methods=["POST"]),
-        Route("/assistants/{assistant_id}/latest", latest, methods=["POST"]),
-        Route("/assistants/{assistant_id}/graph", graph, methods=["GET"]),
-        Route("/assistants/{assistant_id}/schemas", schemas, methods=["GET"]),
-        Route("/assistants/{assistant_id}/subgraphs", subgraphs, methods=["GET"]),
-        Route("/assistants/{assistant_id}/subgraphs/{namespace}", subgraphs, methods=["GET"]),
-    ]
+ROUTES: RouteTable = {
+    **collection("/assistants", create=create, search=search, count=count),
+    "/assistants/{assistant_id}": {"GET": get, "PATCH": patch, "DELETE": delete},
+    "/assistants/{assistant_id}/versions": {"POST": versions},
+    "/assistants/{assistant_id}/latest": {"POST": latest},
+    "/assistants/{assistant_id}/graph": {"GET": graph},
+    "/assistants/{assistant_id}/schemas": {"GET": schemas},
+    "/assistants/{assistant_id}/subgraphs": {"GET": subgraphs},
+    "/assistants/{assistant_id}/subgraphs/{namespace}": {"GET": subgraphs},
+}
+"""The assistant routes: path -> {HTTP method: endpoint}."""
