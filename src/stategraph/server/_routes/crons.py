@@ -15,9 +15,13 @@ from stategraph.server._http import JsonResponse, authorize, body_of, ctx_of, in
 from stategraph.server._json import from_iso
 from stategraph.server._ops import check_run_body
 from stategraph.server._records import crons
-from stategraph.server._routes._common import search_records, selected, visible_thread
+from stategraph.server._routes._common import (
+    search_records,
+    selected,
+    visible_record,
+    visible_thread,
+)
 from stategraph.server._routes._table import RouteTable, collection
-from stategraph.server.auth import matches_filter
 
 __all__ = ["ROUTES"]
 
@@ -104,10 +108,8 @@ async def _visible(request: Request, action: str) -> dict[str, Any]:
     ctx = ctx_of(request)
     cron_id = request.path_params["cron_id"]
     found = await ctx.records.read(crons.get(cron_id))
-    filters = await authorize(request, "crons", action, {"cron_id": cron_id})
-    if found is None or not matches_filter(found["metadata"], filters):
-        raise ApiError(404, f"Cron '{cron_id}' not found.")
-    return found
+    missing = f"Cron '{cron_id}' not found."
+    return await visible_record(request, "crons", action, {"cron_id": cron_id}, found, missing)
 
 
 async def delete(request: Request) -> Response:

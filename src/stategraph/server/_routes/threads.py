@@ -18,6 +18,7 @@ from stategraph.server._ops import active_runs, delete_thread
 from stategraph.server._records import threads
 from stategraph.server._routes._common import (
     page_headers,
+    record_json,
     search_records,
     selected,
     thread_config,
@@ -128,9 +129,7 @@ async def patch(request: Request) -> Response:
     updated = await ctx.records.run(
         threads.update(thread_id, body.get("metadata"), _ttl_minutes(body.get("ttl")))
     )
-    if updated is None:
-        raise ApiError(404, f"Thread with ID {thread_id} not found")
-    return JsonResponse(updated)
+    return record_json(updated, f"Thread with ID {thread_id} not found")
 
 
 async def delete(request: Request) -> Response:
