@@ -1,6 +1,8 @@
-"""Route tables: each path written once; the Starlette routes keep the API's order."""
+"""Route tables (each path written once, the API's order kept) and shared route helpers."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 from starlette.requests import Request
@@ -52,3 +54,15 @@ def test_the_api_serves_each_path_once_per_endpoint() -> None:
         ("/assistants/search", "search", ("POST",)),
         ("/assistants/count", "count", ("POST",)),
     ]
+
+
+def test_record_json_answers_the_record_or_404() -> None:
+    from stategraph.server._context import ApiError
+    from stategraph.server._routes._common import record_json
+
+    response = record_json({"thread_id": "t1", "metadata": {}}, "gone")
+    assert response.status_code == 200
+    assert json.loads(bytes(response.body)) == {"thread_id": "t1", "metadata": {}}
+    with pytest.raises(ApiError) as info:
+        record_json(None, "Thread with ID t1 not found")
+    assert (info.value.status, info.value.message) == (404, "Thread with ID t1 not found")
