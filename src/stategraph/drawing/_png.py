@@ -11,6 +11,7 @@ import itertools
 import math
 from typing import TYPE_CHECKING, Any
 
+from stategraph._optional import requires_extra
 from stategraph.drawing._highlight import Highlight
 from stategraph.drawing._layout import layout_graph
 from stategraph.drawing._styles import CurveStyle, NodeStyles
@@ -25,13 +26,11 @@ SCALE = 2
 
 
 def _pillow() -> Any:
-    try:
+    with requires_extra(
+        "PNG drawings need Pillow: install the 'draw' extra "
+        "(pip install 'stategraph[draw]'), or use draw_svg() / draw_mermaid()."
+    ):
         from PIL import Image, ImageColor, ImageDraw, ImageFont
-    except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        raise ImportError(
-            "PNG drawings need Pillow: install the 'draw' extra "
-            "(pip install 'stategraph[draw]'), or use draw_svg() / draw_mermaid()."
-        ) from exc
     return Image, ImageColor, ImageDraw, ImageFont
 
 

@@ -13,6 +13,8 @@ import importlib
 from collections.abc import Mapping
 from typing import Any
 
+from stategraph._optional import requires_extra
+
 __all__ = ["SDK_ALIASES", "ClientSettings", "build_clients", "one_of"]
 
 SDK_ALIASES: dict[str, tuple[str, ...]] = {
@@ -72,14 +74,12 @@ def _secret(value: Any) -> Any:
 
 def build_clients(settings: ClientSettings, options: dict[str, Any]) -> tuple[Any, Any]:
     """``(sync_client, async_client)`` of the SDK, built with ``options``."""
-    try:
+    with requires_extra(
+        f"{settings.adapter} builds its client with the '{settings.module}' package, "
+        f"which is not installed: pip install 'stategraph[{settings.extra}]' (or pass a "
+        "ready client as the first argument)."
+    ):
         sdk = importlib.import_module(settings.module)
-    except ImportError as exc:
-        raise ImportError(
-            f"{settings.adapter} builds its client with the '{settings.module}' package, "
-            f"which is not installed: pip install 'stategraph[{settings.extra}]' (or pass a "
-            "ready client as the first argument)."
-        ) from exc
     sync_options = dict(options)
     async_options = dict(options)
     http_async = sync_options.pop("http_async_client", None)

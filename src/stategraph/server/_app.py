@@ -30,6 +30,7 @@ from stategraph.server._crons import CronScheduler
 from stategraph.server._graphs import GraphRegistry
 from stategraph.server._records import events
 from stategraph.server._routes import assistants, crons, meta, runs, store, threads
+from stategraph.server._routes._table import RouteTable, route_list
 from stategraph.server._security import AuthMiddleware
 from stategraph.server._streams import RunStreams
 from stategraph.server._webhooks import Webhooks
@@ -256,16 +257,16 @@ def create_app(config: ServerConfig, options: ServeOptions | None = None) -> ASG
                 state["studio"] = _studio_app(ctx, opts)
             yield
 
-    groups = {
-        "meta": meta.routes,
-        "assistants": assistants.routes,
-        "threads": threads.routes,
-        "runs": lambda: [*crons.routes(), *runs.routes()],
-        "store": store.routes,
+    groups: dict[str, tuple[RouteTable, ...]] = {
+        "meta": (meta.ROUTES,),
+        "assistants": (assistants.ROUTES,),
+        "threads": (threads.ROUTES,),
+        "runs": (crons.ROUTES, runs.ROUTES),
+        "store": (store.ROUTES,),
     }
-    routes = [r for name, make in groups.items() if name not in config.disabled for r in make()]
+    served = [t for name, tables in groups.items() if name not in config.disabled for t in tables]
     api = Starlette(
-        routes=routes,
+        routes=route_list(*served),
         lifespan=lifespan,
         exception_handlers={
             ApiError: _api_error,

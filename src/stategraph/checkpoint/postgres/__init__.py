@@ -25,14 +25,14 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, TypeVar, Union
 
-try:
+from stategraph._optional import requires_extra
+
+with requires_extra(
+    "stategraph.checkpoint.postgres needs psycopg 3, which is not installed: "
+    'pip install "stategraph[postgres]"'
+):
     import psycopg
     from psycopg.rows import tuple_row
-except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        "stategraph.checkpoint.postgres needs psycopg 3, which is not installed: "
-        'pip install "stategraph[postgres]"'
-    ) from exc
 
 from stategraph.checkpoint._list_delta import Pending
 from stategraph.checkpoint._retention import (

@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 
 import psycopg
 
+from stategraph._migrations import pending_migrations
 from stategraph.checkpoint._seal import sealer_of
 from stategraph.checkpoint._twins import on_loop
 from stategraph.checkpoint._util import (
@@ -336,12 +337,7 @@ def _setup_plan() -> Plan[None]:
     yield (_MIGRATIONS_TABLE, None)
     rows = yield ("SELECT COALESCE(MAX(v), 0) FROM sg_shallow_migrations", None)
     version = int(rows[0][0]) if rows else 0
-    if version > len(MIGRATIONS):
-        raise RuntimeError(
-            f"The shallow saver schema is version {version}, newer than this "
-            f"stategraph supports ({len(MIGRATIONS)}). Upgrade stategraph."
-        )
-    for v in range(version, len(MIGRATIONS)):
+    for v in pending_migrations("The shallow saver schema", version, MIGRATIONS):
         for statement in MIGRATIONS[v]:
             yield (statement, None)
         yield ("INSERT INTO sg_shallow_migrations (v) VALUES (%s)", (v + 1,))

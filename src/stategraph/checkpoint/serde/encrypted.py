@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 from typing import Any, Protocol, runtime_checkable
 
+from stategraph._optional import requires_extra
 from stategraph.checkpoint.serde.base import (
     DeserializationError,
     SerializerProtocol,
@@ -79,13 +80,11 @@ class AesGcmCipher:
 
     def __init__(self, key: bytes | str | None = None) -> None:
         """Create the cipher; ``key`` defaults to ``$STATEGRAPH_AES_KEY``."""
-        try:
+        with requires_extra(
+            "EncryptedSerializer needs the 'cryptography' package: "
+            "pip install 'stategraph[crypto]'."
+        ):
             from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-        except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise ImportError(
-                "EncryptedSerializer needs the 'cryptography' package: "
-                "pip install 'stategraph[crypto]'."
-            ) from exc
         self._aead = AESGCM(_key_bytes(key))
 
     def encrypt(self, plaintext: bytes, associated: bytes = b"") -> tuple[str, bytes]:

@@ -12,14 +12,14 @@ imported only when the server runs on PostgreSQL.
 
 from __future__ import annotations
 
-try:
+from stategraph._optional import requires_extra
+
+with requires_extra(
+    "The PostgreSQL run queue needs procrastinate and psycopg_pool, which are not "
+    'installed: pip install "stategraph[server-postgres]"'
+):
     import procrastinate  # noqa: F401  (the schema and functions we run on)
     import psycopg_pool  # noqa: F401
-except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        "The PostgreSQL run queue needs procrastinate and psycopg_pool, which are not "
-        'installed: pip install "stategraph[server-postgres]"'
-    ) from exc
 
 from stategraph.server._pgqueue._runs import PostgresRunQueue
 from stategraph.server._pgqueue._schema import MIGRATIONS, migrate

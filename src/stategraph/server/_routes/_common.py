@@ -1,5 +1,5 @@
-"""Helpers of several route modules: finding a thread the caller may see, searching
-records the caller may see, and shaping a page of them."""
+"""Helpers of several route modules: finding a record (a thread) the caller may see,
+searching records the caller may see, and shaping a page of them."""
 
 from __future__ import annotations
 
@@ -7,13 +7,47 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from starlette.requests import Request
+from starlette.responses import Response
 
 from stategraph.server._context import ApiError
-from stategraph.server._http import authorize, ctx_of
+from stategraph.server._http import JsonResponse, authorize, ctx_of
 from stategraph.server._records import threads
 from stategraph.server.auth import matches_filter
 
-__all__ = ["visible_thread", "thread_config", "search_records", "selected", "page_headers"]
+__all__ = [
+    "record_json",
+    "visible_record",
+    "visible_thread",
+    "thread_config",
+    "search_records",
+    "selected",
+    "page_headers",
+]
+
+
+def record_json(record: dict[str, Any] | None, missing: str) -> Response:
+    """``record`` (the one a change returned) as the JSON response; 404 ``missing``
+    when it was ``None`` (the record is gone)."""
+    if record is None:
+        raise ApiError(404, missing)
+    return JsonResponse(record)
+
+
+async def visible_record(
+    request: Request,
+    resource: str,
+    action: str,
+    value: dict[str, Any],
+    found: dict[str, Any] | None,
+    missing: str,
+) -> dict[str, Any]:
+    """``found`` (the record just read, or ``None``), after the auth handlers allowed
+    ``action`` on ``value`` of ``resource``; 404 ``missing`` when it does not exist or
+    the caller's filter hides it."""
+    filters = await authorize(request, resource, action, value)
+    if found is None or not matches_filter(found["metadata"], filters):
+        raise ApiError(404, missing)
+    return found
 
 
 async def visible_thread(
@@ -30,12 +64,11 @@ async def visible_thread(
     ctx = ctx_of(request)
     if found is ...:
         found = await ctx.records.read(threads.get(thread_id))
-    filters = await authorize(
-        request, "threads", action, value if value is not None else {"thread_id": thread_id}
+    if value is None:
+        value = {"thread_id": thread_id}
+    return await visible_record(
+        request, "threads", action, value, found, f"Thread with ID {thread_id} not found"
     )
-    if found is None or not matches_filter(found["metadata"], filters):
-        raise ApiError(404, f"Thread with ID {thread_id} not found")
-    return found
 
 
 async def search_records(

@@ -7,15 +7,15 @@ from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
 
 from stategraph.server._context import ApiError
 from stategraph.server._http import JsonResponse, authorize, body_of, ctx_of, flag, int_arg
 from stategraph.server._records import assistants
-from stategraph.server._routes._common import page_headers, selected
+from stategraph.server._routes._common import page_headers, record_json, selected, visible_record
+from stategraph.server._routes._table import RouteTable, collection
 from stategraph.server.auth import matches_filter
 
-__all__ = ["routes"]
+__all__ = ["ROUTES"]
 
 
 def _check_uuid(assistant_id: str) -> None:
@@ -37,10 +37,9 @@ async def _visible(
         assistant_id = default_assistant_id(assistant_id)
     _check_uuid(assistant_id)
     found = await ctx.records.read(assistants.get(assistant_id))
-    filters = await authorize(request, "assistants", action, {"assistant_id": assistant_id})
-    if found is None or not matches_filter(found["metadata"], filters):
-        raise ApiError(404, f"Assistant '{assistant_id}' not found.")
-    return found
+    value = {"assistant_id": assistant_id}
+    missing = f"Assistant '{assistant_id}' not found."
+    return await visible_record(request, "assistants", action, value, found, missing)
 
 
 async def create(request: Request) -> Response:
@@ -100,9 +99,7 @@ async def patch(request: Request) -> Response:
         changes["context"] = dict((body["config"] or {}).get("configurable") or {})
     updated = await ctx.records.run(assistants.update(assistant_id, changes))
     ctx.forget_assistant(assistant_id)
-    if updated is None:
-        raise ApiError(404, f"Assistant '{assistant_id}' not found.")
-    return JsonResponse(updated)
+    return record_json(updated, f"Assistant '{assistant_id}' not found.")
 
 
 async def delete(request: Request) -> Response:
@@ -168,9 +165,7 @@ async def latest(request: Request) -> Response:
     version = int_arg(body.get("version"), "version", 0, low=1, high=10**9)
     found = await ctx.records.run(assistants.set_latest(assistant_id, version))
     ctx.forget_assistant(assistant_id)
-    if found is None:
-        raise ApiError(404, f"Assistant '{assistant_id}' has no version {version}.")
-    return JsonResponse(found)
+    return record_json(found, f"Assistant '{assistant_id}' has no version {version}.")
 
 
 async def _graph_of(request: Request, *, names: bool = False) -> Any:
@@ -239,19 +234,14 @@ async def subgraphs(request: Request) -> Response:
     return JsonResponse(out)
 
 
-def routes() -> list[Route]:
-    """The assistant routes."""
-    return [
-        Route("/assistants", create, methods=["POST"]),
-        Route("/assistants/search", search, methods=["POST"]),
-        Route("/assistants/count", count, methods=["POST"]),
-        Route("/assistants/{assistant_id}", get, methods=["GET"]),
-        Route("/assistants/{assistant_id}", patch, methods=["PATCH"]),
-        Route("/assistants/{assistant_id}", delete, methods=["DELETE"]),
-        Route("/assistants/{assistant_id}/versions", versions, methods=["POST"]),
-        Route("/assistants/{assistant_id}/latest", latest, methods=["POST"]),
-        Route("/assistants/{assistant_id}/graph", graph, methods=["GET"]),
-        Route("/assistants/{assistant_id}/schemas", schemas, methods=["GET"]),
-        Route("/assistants/{assistant_id}/subgraphs", subgraphs, methods=["GET"]),
-        Route("/assistants/{assistant_id}/subgraphs/{namespace}", subgraphs, methods=["GET"]),
-    ]
+ROUTES: RouteTable = {
+    **collection("/assistants", create=create, search=search, count=count),
+    "/assistants/{assistant_id}": {"GET": get, "PATCH": patch, "DELETE": delete},
+    "/assistants/{assistant_id}/versions": {"POST": versions},
+    "/assistants/{assistant_id}/latest": {"POST": latest},
+    "/assistants/{assistant_id}/graph": {"GET": graph},
+    "/assistants/{assistant_id}/schemas": {"GET": schemas},
+    "/assistants/{assistant_id}/subgraphs": {"GET": subgraphs},
+    "/assistants/{assistant_id}/subgraphs/{namespace}": {"GET": subgraphs},
+}
+"""The assistant routes: path -> {HTTP method: endpoint}."""

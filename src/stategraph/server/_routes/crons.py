@@ -8,7 +8,6 @@ from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
 
 from stategraph.server._context import ApiError
 from stategraph.server._crons import check_schedule, next_run
@@ -16,10 +15,15 @@ from stategraph.server._http import JsonResponse, authorize, body_of, ctx_of, in
 from stategraph.server._json import from_iso
 from stategraph.server._ops import check_run_body
 from stategraph.server._records import crons
-from stategraph.server._routes._common import search_records, selected, visible_thread
-from stategraph.server.auth import matches_filter
+from stategraph.server._routes._common import (
+    search_records,
+    selected,
+    visible_record,
+    visible_thread,
+)
+from stategraph.server._routes._table import RouteTable, collection
 
-__all__ = ["routes"]
+__all__ = ["ROUTES"]
 
 _RUN_FIELDS = (
     "input",
@@ -104,10 +108,8 @@ async def _visible(request: Request, action: str) -> dict[str, Any]:
     ctx = ctx_of(request)
     cron_id = request.path_params["cron_id"]
     found = await ctx.records.read(crons.get(cron_id))
-    filters = await authorize(request, "crons", action, {"cron_id": cron_id})
-    if found is None or not matches_filter(found["metadata"], filters):
-        raise ApiError(404, f"Cron '{cron_id}' not found.")
-    return found
+    missing = f"Cron '{cron_id}' not found."
+    return await visible_record(request, "crons", action, {"cron_id": cron_id}, found, missing)
 
 
 async def delete(request: Request) -> Response:
@@ -183,13 +185,9 @@ async def count(request: Request) -> Response:
     return JsonResponse(total)
 
 
-def routes() -> list[Route]:
-    """The cron routes."""
-    return [
-        Route("/runs/crons", create, methods=["POST"]),
-        Route("/runs/crons/search", search, methods=["POST"]),
-        Route("/runs/crons/count", count, methods=["POST"]),
-        Route("/runs/crons/{cron_id}", delete, methods=["DELETE"]),
-        Route("/runs/crons/{cron_id}", patch, methods=["PATCH"]),
-        Route("/threads/{thread_id}/runs/crons", create, methods=["POST"]),
-    ]
+ROUTES: RouteTable = {
+    **collection("/runs/crons", create=create, search=search, count=count),
+    "/runs/crons/{cron_id}": {"DELETE": delete, "PATCH": patch},
+    "/threads/{thread_id}/runs/crons": {"POST": create},
+}
+"""The cron routes: path -> {HTTP method: endpoint}."""

@@ -6,11 +6,11 @@ from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
 
 from stategraph.server._http import JsonResponse, ctx_of
+from stategraph.server._routes._table import RouteTable
 
-__all__ = ["routes"]
+__all__ = ["ROUTES"]
 
 
 async def ok(request: Request) -> Response:
@@ -40,6 +40,8 @@ async def info(request: Request) -> Response:
     )
 
 
-def routes() -> list[Route]:
-    """The meta routes."""
-    return [Route("/ok", ok, methods=["GET"]), Route("/info", info, methods=["GET"])]
+ROUTES: RouteTable = {
+    "/ok": {"GET": ok},
+    "/info": {"GET": info},
+}
+"""The meta routes: path -> {HTTP method: endpoint}."""

@@ -10,7 +10,6 @@ from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
-from starlette.routing import Route
 
 from stategraph.server._context import ApiError, ServerContext
 from stategraph.server._http import (
@@ -26,9 +25,10 @@ from stategraph.server._json import sse
 from stategraph.server._ops import FINAL, cancel_run, create_run, wait_for_run
 from stategraph.server._records import runs, threads
 from stategraph.server._routes._common import visible_thread
+from stategraph.server._routes._table import RouteTable
 from stategraph.server.auth import matches_filter
 
-__all__ = ["routes"]
+__all__ = ["ROUTES"]
 
 _SSE_HEADERS = {"cache-control": "no-store", "x-accel-buffering": "no"}
 
@@ -292,21 +292,18 @@ async def join_stream(request: Request) -> Response:
     )
 
 
-def routes() -> list[Route]:
-    """The run routes."""
-    return [
-        Route("/runs", create_background, methods=["POST"]),
-        Route("/runs/stream", create_stream, methods=["POST"]),
-        Route("/runs/wait", create_wait, methods=["POST"]),
-        Route("/runs/cancel", cancel_many, methods=["POST"]),
-        Route("/runs/batch", create_batch, methods=["POST"]),
-        Route("/threads/{thread_id}/runs", create_background, methods=["POST"]),
-        Route("/threads/{thread_id}/runs", list_runs, methods=["GET"]),
-        Route("/threads/{thread_id}/runs/stream", create_stream, methods=["POST"]),
-        Route("/threads/{thread_id}/runs/wait", create_wait, methods=["POST"]),
-        Route("/threads/{thread_id}/runs/{run_id}", get, methods=["GET"]),
-        Route("/threads/{thread_id}/runs/{run_id}", delete, methods=["DELETE"]),
-        Route("/threads/{thread_id}/runs/{run_id}/cancel", cancel, methods=["POST"]),
-        Route("/threads/{thread_id}/runs/{run_id}/join", join, methods=["GET"]),
-        Route("/threads/{thread_id}/runs/{run_id}/stream", join_stream, methods=["GET"]),
-    ]
+ROUTES: RouteTable = {
+    "/runs": {"POST": create_background},
+    "/runs/stream": {"POST": create_stream},
+    "/runs/wait": {"POST": create_wait},
+    "/runs/cancel": {"POST": cancel_many},
+    "/runs/batch": {"POST": create_batch},
+    "/threads/{thread_id}/runs": {"POST": create_background, "GET": list_runs},
+    "/threads/{thread_id}/runs/stream": {"POST": create_stream},
+    "/threads/{thread_id}/runs/wait": {"POST": create_wait},
+    "/threads/{thread_id}/runs/{run_id}": {"GET": get, "DELETE": delete},
+    "/threads/{thread_id}/runs/{run_id}/cancel": {"POST": cancel},
+    "/threads/{thread_id}/runs/{run_id}/join": {"GET": join},
+    "/threads/{thread_id}/runs/{run_id}/stream": {"GET": join_stream},
+}
+"""The run routes: path -> {HTTP method: endpoint}."""

@@ -6,13 +6,13 @@ from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
 
 from stategraph.server._context import ApiError
 from stategraph.server._http import JsonResponse, authorize, body_of, ctx_of, int_arg
 from stategraph.server._json import plain
+from stategraph.server._routes._table import RouteTable
 
-__all__ = ["routes"]
+__all__ = ["ROUTES"]
 
 
 def _namespace(raw: Any, name: str = "namespace") -> tuple[str, ...]:
@@ -135,11 +135,9 @@ async def namespaces(request: Request) -> Response:
     return JsonResponse({"namespaces": [list(ns) for ns in found]})
 
 
-def routes() -> list[Route]:
-    """The store routes."""
-    return [
-        Route("/store/items", put, methods=["PUT"]),
-        Route("/store/items", item, methods=["GET", "DELETE"]),
-        Route("/store/items/search", search, methods=["POST"]),
-        Route("/store/namespaces", namespaces, methods=["POST"]),
-    ]
+ROUTES: RouteTable = {
+    "/store/items": {"PUT": put, "GET": item, "DELETE": item},
+    "/store/items/search": {"POST": search},
+    "/store/namespaces": {"POST": namespaces},
+}
+"""The store routes: path -> {HTTP method: endpoint}."""

@@ -9,7 +9,6 @@ from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
 
 from stategraph.errors import InvalidUpdateError
 from stategraph.server._context import ApiError, ServerContext
@@ -19,14 +18,16 @@ from stategraph.server._ops import active_runs, delete_thread
 from stategraph.server._records import threads
 from stategraph.server._routes._common import (
     page_headers,
+    record_json,
     search_records,
     selected,
     thread_config,
     visible_thread,
 )
+from stategraph.server._routes._table import RouteTable, collection
 from stategraph.server._state import checkpoint_json, empty_state, state_json, summary_of
 
-__all__ = ["routes", "graph_for_thread"]
+__all__ = ["ROUTES", "graph_for_thread"]
 
 
 def _ttl_minutes(raw: Any) -> float | None:
@@ -128,9 +129,7 @@ async def patch(request: Request) -> Response:
     updated = await ctx.records.run(
         threads.update(thread_id, body.get("metadata"), _ttl_minutes(body.get("ttl")))
     )
-    if updated is None:
-        raise ApiError(404, f"Thread with ID {thread_id} not found")
-    return JsonResponse(updated)
+    return record_json(updated, f"Thread with ID {thread_id} not found")
 
 
 async def delete(request: Request) -> Response:
@@ -283,19 +282,13 @@ async def history(request: Request) -> Response:
     return JsonResponse(plain(out))
 
 
-def routes() -> list[Route]:
-    """The thread routes."""
-    return [
-        Route("/threads", create, methods=["POST"]),
-        Route("/threads/search", search, methods=["POST"]),
-        Route("/threads/count", count, methods=["POST"]),
-        Route("/threads/{thread_id}", get, methods=["GET"]),
-        Route("/threads/{thread_id}", patch, methods=["PATCH"]),
-        Route("/threads/{thread_id}", delete, methods=["DELETE"]),
-        Route("/threads/{thread_id}/copy", copy, methods=["POST"]),
-        Route("/threads/{thread_id}/state", state_get, methods=["GET"]),
-        Route("/threads/{thread_id}/state", state_update, methods=["POST"]),
-        Route("/threads/{thread_id}/state/checkpoint", state_at_checkpoint, methods=["POST"]),
-        Route("/threads/{thread_id}/state/{checkpoint_id}", state_get, methods=["GET"]),
-        Route("/threads/{thread_id}/history", history, methods=["GET", "POST"]),
-    ]
+ROUTES: RouteTable = {
+    **collection("/threads", create=create, search=search, count=count),
+    "/threads/{thread_id}": {"GET": get, "PATCH": patch, "DELETE": delete},
+    "/threads/{thread_id}/copy": {"POST": copy},
+    "/threads/{thread_id}/state": {"GET": state_get, "POST": state_update},
+    "/threads/{thread_id}/state/checkpoint": {"POST": state_at_checkpoint},
+    "/threads/{thread_id}/state/{checkpoint_id}": {"GET": state_get},
+    "/threads/{thread_id}/history": {"GET": history, "POST": history},
+}
+"""The thread routes: path -> {HTTP method: endpoint}."""

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
+from stategraph._migrations import pending_migrations
 from stategraph.store._engine import LocalStore, Plan, Vectors, execute
 from stategraph.store.base import IndexConfig, Result, TTLConfig
 from stategraph.store.postgres._backend import (
@@ -85,12 +86,7 @@ class SetupSteps:
         run("SELECT pg_advisory_xact_lock(hashtext('sg_store_migrations'))", (), True)
         rows = run("SELECT MAX(v) FROM sg_store_migrations", (), True)
         version = rows[0][0] or 0
-        if version > len(MIGRATIONS):
-            raise RuntimeError(
-                f"The store schema in this database is version {version}, newer than this "
-                f"stategraph supports ({len(MIGRATIONS)}). Upgrade stategraph."
-            )
-        for v in range(version, len(MIGRATIONS)):
+        for v in pending_migrations("The store schema in this database", version, MIGRATIONS):
             for statement in MIGRATIONS[v]:
                 run(statement, (), False)
             run(

@@ -31,6 +31,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from stategraph._lazy import lazy_attributes
+from stategraph._migrations import pending_migrations
 from stategraph.store._embed import pack_vector, unpack_vector
 from stategraph.store._engine import (
     Backend,
@@ -306,12 +307,8 @@ class SqliteStore(LocalStore):
                 )
                 row = self.conn.execute("SELECT MAX(v) FROM sg_store_migrations").fetchone()
                 version = row[0] or 0
-                if version > len(MIGRATIONS):
-                    raise RuntimeError(
-                        f"The store schema in this database is version {version}, newer than "
-                        f"this stategraph supports ({len(MIGRATIONS)}). Upgrade stategraph."
-                    )
-                for v in range(version, len(MIGRATIONS)):
+                schema = "The store schema in this database"
+                for v in pending_migrations(schema, version, MIGRATIONS):
                     for statement in MIGRATIONS[v]:
                         self.conn.execute(statement)
                     self.conn.execute(
