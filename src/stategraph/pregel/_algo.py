@@ -64,6 +64,9 @@ CONTROL_CHANNELS = frozenset(
 
 _EMPTY: tuple[Any, ...] = ()
 
+TrackerLayout = tuple[frozenset[str], tuple[str, ...], tuple[str, ...]]
+"""What a :class:`StepTracker` follows: ``(tracked, always, finishing)`` channel names."""
+
 
 def increment(current: int | None, channel: None = None) -> int:
     """Default version function: the next integer version."""
@@ -235,19 +238,20 @@ class StepTracker:
     valid only while its run's channels change through :func:`apply_writes` calls that
     receive it. When ``moved`` is a set, the channels whose version moved are added to
     it. When ``views`` is set, its ``changed`` method is given the channels each step
-    changed.
+    changed. When the graph finishes, only the channels whose class has a ``finish`` of
+    its own (``finishing``) are asked to finish: the others' ``finish`` does nothing.
     """
 
-    __slots__ = ("always", "live", "moved", "top", "tracked", "views")
+    __slots__ = ("always", "finishing", "live", "moved", "top", "tracked", "views")
 
     def __init__(
         self,
         channels: Mapping[str, BaseChannel],
         step_scoped: Iterable[str],
-        split: tuple[frozenset[str], tuple[str, ...]] | None = None,
+        layout: TrackerLayout | None = None,
     ) -> None:
-        # (``split``: what split_scoped(channels, step_scoped) returns, kept by the caller)
-        self.tracked, self.always = split or split_scoped(channels, step_scoped)
+        # (``layout``: what tracker_layout(channels, step_scoped) returns, kept by the caller)
+        self.tracked, self.always, self.finishing = layout or tracker_layout(channels, step_scoped)
         self.live = {k for k in self.tracked if channels[k].is_available()}
         self.top: Any = _UNSET
         # names of the channels whose version moved since the owner last reset it to a
@@ -278,11 +282,12 @@ _UNSET: Any = object()
 _KNOWN_SCOPED: tuple[type, ...] | None = None
 
 
-def split_scoped(
+def tracker_layout(
     channels: Mapping[str, BaseChannel], step_scoped: Iterable[str]
-) -> tuple[frozenset[str], tuple[str, ...]]:
-    """``step_scoped`` split into built-in kinds (tracked) and other kinds (always):
-    what :class:`StepTracker` follows (it depends only on the channels' classes)."""
+) -> TrackerLayout:
+    """What :class:`StepTracker` follows (it depends only on the channels' classes):
+    ``step_scoped`` split into built-in kinds (tracked) and other kinds (always), and
+    the channels whose class overrides ``finish`` (finishing), in the channels' order."""
     global _KNOWN_SCOPED
     known = _KNOWN_SCOPED
     if known is None:
@@ -298,7 +303,9 @@ def split_scoped(
         ch = channels.get(k)
         if ch is not None:
             (tracked if type(ch) in known else always).append(k)
-    return frozenset(tracked), tuple(always)
+    base_finish = BaseChannel.finish
+    finishing = tuple(k for k, ch in channels.items() if type(ch).finish is not base_finish)
+    return frozenset(tracked), tuple(always), finishing
 
 
 def writes_sort_key(path: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -431,7 +438,9 @@ def apply_writes(
                 finished = False
                 break
     if finished:
-        for chan, ch in channels.items():
+        finishing = channels if tracker is None else tracker.finishing
+        for chan in finishing:
+            ch = channels[chan]
             if ch.finish():
                 changed.append(chan)
                 if next_version is not None and ch.is_available():
