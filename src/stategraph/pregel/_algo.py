@@ -402,9 +402,11 @@ def apply_writes(
     # a task alone in its step whose conditional edge already folded its writes into
     # a reducer channel (local_read) hands that result over
     previews = getattr(tasks[0], "previews", None) if len(tasks) == 1 else None
+    # a run's channels may still share the graph's empty ones (see pregel._run_channels)
+    own = getattr(channels, "own", None)
     updated: set[str] = set()
     for chan, vals in by_channel.items():
-        ch = channels[chan]
+        ch = channels[chan] if own is None else own(chan)
         try:
             if previews and _take_preview(previews, chan, ch, vals):
                 pass

@@ -14,6 +14,7 @@ from stategraph.constants import CONF, NO_WRITES, TASKS
 from stategraph.pregel import _effects as fx
 from stategraph.pregel._checkpoint import COUNTERS_KEY, delta_channels_to_snapshot, read_counters
 from stategraph.pregel._loop.fields import LoopFields, _release
+from stategraph.pregel._run_channels import restore_channels
 from stategraph.types import Send
 
 
@@ -21,7 +22,6 @@ class CheckpointsMixin(LoopFields):
     """Loads, saves and re-saves the run's checkpoints and pending writes."""
 
     def _restore(self, saved: Any) -> None:
-        specs = self.graph.channels
         if saved is None:
             self.checkpoint = {
                 "v": 4,
@@ -32,7 +32,7 @@ class CheckpointsMixin(LoopFields):
                 "versions_seen": {},
                 "updated_channels": None,
             }
-            self.channels = {k: spec.from_checkpoint(MISSING) for k, spec in specs.items()}
+            self.channels = restore_channels(self.graph, {})
             self.metadata = {"step": -2}
             self.checkpoint_config = {CONF: self._base_configurable()}
             self.pending_writes = []
@@ -49,9 +49,7 @@ class CheckpointsMixin(LoopFields):
             "updated_channels": cp.get("updated_channels"),
         }
         self.checkpoint_id = cp["id"]
-        self.channels = {
-            k: spec.from_checkpoint(values.get(k, MISSING)) for k, spec in specs.items()
-        }
+        self.channels = restore_channels(self.graph, values)
         self.metadata = dict(saved.metadata or {})
         self.checkpoint_config = {CONF: {**self._base_configurable(), "checkpoint_id": cp["id"]}}
         self.parent_config = saved.parent_config
