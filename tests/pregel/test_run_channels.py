@@ -1,4 +1,4 @@
-"""``RunChannels``: a run shares the graph's empty last-value and ephemeral channels
+"""``restore_channels``: a run shares the graph's empty last-value and ephemeral channels
 until it writes them, and never changes the graph's own channels."""
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ from stategraph.channels import EphemeralValue, LastValue
 from stategraph.channels.base import MISSING
 from stategraph.checkpoint.memory import InMemorySaver
 from stategraph.graph import END, START, StateGraph
-from stategraph.pregel._run_channels import RunChannels, restore_channels
+from stategraph.pregel._algo import apply_writes, increment
+from stategraph.pregel._loop.fields import WriteBatch
+from stategraph.pregel._run_channels import own_channel, restore_channels
 
 
 class State(TypedDict, total=False):
@@ -49,17 +51,30 @@ def test_runs_leave_the_graph_channels_empty_and_do_not_see_each_other() -> None
 
 def test_restored_channels_share_only_the_empty_specs() -> None:
     graph = _graph()
+    specs = graph.channels
     channels = restore_channels(graph, {"a": 3, "log": [1]})
-    assert isinstance(channels, RunChannels)
-    assert list(channels) == list(graph.channels)
-    assert channels["a"] is not graph.channels["a"] and channels["a"].get() == 3
-    assert channels["log"] is not graph.channels["log"]  # a reducer: always its own
-    assert channels["idle"] is graph.channels["idle"]
-    own = channels.own("idle")
-    assert own is not graph.channels["idle"] and channels["idle"] is own
-    assert channels.own("idle") is own  # made once
+    assert list(channels) == list(specs)
+    assert channels["a"] is not specs["a"] and channels["a"].get() == 3
+    assert channels["log"] is not specs["log"]  # a reducer: always its own
+    assert channels["idle"] is specs["idle"]
+    own = own_channel(channels, specs, "idle")
+    assert own is not specs["idle"] and channels["idle"] is own
+    assert own_channel(channels, specs, "idle") is own  # made once
     own.update(["x"])
-    assert graph.channels["idle"].value is MISSING  # type: ignore[attr-defined]
+    assert specs["idle"].value is MISSING  # type: ignore[attr-defined]
+
+
+def test_apply_writes_gives_a_shared_channel_a_channel_of_its_own_first() -> None:
+    graph = _graph()
+    specs = graph.channels
+    channels = restore_channels(graph, {})
+    cp: dict[str, object] = {"channel_versions": {}, "versions_seen": {}}
+    batch = WriteBatch([("a", 1), ("idle", "x")])
+    updated = apply_writes(cp, channels, [batch], increment, {}, shared=specs)
+    assert updated == {"a", "idle"}
+    assert channels["a"].get() == 1 and channels["idle"].get() == "x"
+    assert channels["b"] is specs["b"]  # not written: still shared
+    assert specs["a"].value is MISSING and specs["idle"].value is MISSING  # type: ignore[attr-defined]
 
 
 def test_resumed_threads_and_concurrent_runs_keep_their_own_state() -> None:

@@ -27,6 +27,7 @@ from stategraph.constants import (
     RETURN,
 )
 from stategraph.errors import EmptyChannelError
+from stategraph.pregel._run_channels import own_channel
 
 __all__ = [
     "increment",
@@ -327,6 +328,7 @@ def apply_writes(
     *,
     allow_finish: bool = True,
     tracker: StepTracker | None = None,
+    shared: Mapping[str, BaseChannel] | None = None,
 ) -> set[str]:
     """Commit one step: apply every task's writes to the channels and bump versions.
 
@@ -335,7 +337,10 @@ def apply_writes(
     channels are notified of the new step. Without it every channel is notified.
     ``allow_finish=False`` never calls ``finish()`` (used when discarding tasks).
     ``tracker`` (see :class:`StepTracker`) replaces ``step_scoped`` and makes the cost
-    independent of the channels the step does not touch.
+    independent of the channels the step does not touch. ``shared`` is the graph's
+    specs when some of ``channels`` are still those (``restore_channels`` of
+    :mod:`stategraph.pregel._run_channels`): each gets a channel of its own before its
+    first write.
 
     Tasks are ``(name, path, triggers, writes)``-like objects. Returns the set of
     channels that changed and can trigger something. Steps, in order: record the
@@ -402,11 +407,11 @@ def apply_writes(
     # a task alone in its step whose conditional edge already folded its writes into
     # a reducer channel (local_read) hands that result over
     previews = getattr(tasks[0], "previews", None) if len(tasks) == 1 else None
-    # a run's channels may still share the graph's empty ones (see pregel._run_channels)
-    own = getattr(channels, "own", None)
     updated: set[str] = set()
     for chan, vals in by_channel.items():
-        ch = channels[chan] if own is None else own(chan)
+        ch = channels[chan]
+        if shared is not None and ch is shared.get(chan):
+            ch = own_channel(channels, shared, chan)  # type: ignore[arg-type]
         try:
             if previews and _take_preview(previews, chan, ch, vals):
                 pass

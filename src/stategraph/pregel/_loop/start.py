@@ -193,6 +193,7 @@ class StartMixin(PrepareMixin, CheckpointsMixin):
                         self.get_next_version,
                         self.trigger_to_nodes,
                         allow_finish=False,  # the old run did not finish: defer stays put
+                        shared=self.shared_specs,
                     )
             self.pending_writes = []
             self._apply_input(writes)
@@ -211,6 +212,7 @@ class StartMixin(PrepareMixin, CheckpointsMixin):
                 [WriteBatch([w for w in null_writes if w[0] != RESUME])],
                 self.get_next_version,
                 self.trigger_to_nodes,
+                shared=self.shared_specs,
             )
             self.updated = None
         self.step = prev_step + 1
@@ -260,6 +262,7 @@ class StartMixin(PrepareMixin, CheckpointsMixin):
             [WriteBatch(writes)],
             self.get_next_version,
             self.trigger_to_nodes,
+            shared=self.shared_specs,
         )
 
     def _prepare_resume(self, resume: Any) -> None:
