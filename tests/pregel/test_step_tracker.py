@@ -19,12 +19,19 @@ from stategraph.channels import (
     BinaryOperatorAggregate,
     EphemeralValue,
     LastValue,
+    LastValueAfterFinish,
     Topic,
     UntrackedValue,
 )
 from stategraph.channels.base import MISSING, BaseChannel
 from stategraph.constants import PULL
-from stategraph.pregel._algo import StepTracker, apply_writes, increment, step_scoped_channels
+from stategraph.pregel._algo import (
+    StepTracker,
+    apply_writes,
+    increment,
+    step_scoped_channels,
+    tracker_layout,
+)
 
 
 @dataclass
@@ -165,3 +172,34 @@ def test_untouched_channels_are_not_visited() -> None:
     expected = {f"branch:{i}": i + 1 for i in range(1, 10)} | {"branch:10": 10}
     assert cp["channel_versions"] == expected
     assert tracker.live == {"branch:10"}
+
+
+class _Closing(LastValue[int]):
+    """A custom channel with a ``finish`` of its own: it records being asked."""
+
+    __slots__ = ()
+    asked: list[str] = []
+
+    def finish(self) -> bool:
+        _Closing.asked.append(self.key)
+        return False
+
+
+def test_finish_asks_only_the_channels_with_a_finish_of_their_own() -> None:
+    """When nothing is left to trigger, the tracked step finishes the channels whose
+    class overrides ``finish`` (built-in or custom), in order, and skips the rest."""
+    specs: dict[str, BaseChannel] = {f"k{i}": LastValue(int, f"k{i}") for i in range(500)}
+    specs["late"] = LastValueAfterFinish(int, "late")
+    specs["closing"] = _Closing(int, "closing")
+    chans = {k: ch.from_checkpoint(MISSING) for k, ch in specs.items()}
+    layout = tracker_layout(chans, step_scoped_channels(chans))
+    assert layout[2] == ("late", "closing")
+    tracker = StepTracker(chans, step_scoped_channels(chans), layout)
+    cp: dict[str, Any] = {"channel_versions": {}, "versions_seen": {}}
+    _Closing.asked.clear()
+    task = Step("n0", (PULL, "n0"), ["k0"], [("late", 7), ("k1", 1)])
+    updated = apply_writes(cp, chans, [task], increment, {"k0": ["n0"]}, tracker=tracker)
+    assert _Closing.asked == ["closing"]
+    assert chans["late"].get() == 7  # made available by its finish
+    assert updated == {"k1", "late"}
+    assert cp["channel_versions"] == {"late": 1, "k1": 1}

@@ -188,8 +188,10 @@ class _ValueChannel(BaseChannel[Value, Update, Checkpoint]):
         new = cls.__new__(cls)
         new.typ = self.typ
         new.key = self.key
-        for name in self._config:
-            setattr(new, name, getattr(self, name))
+        config = self._config
+        if config:  # (most value channels have none: the loop is skipped)
+            for name in config:
+                setattr(new, name, getattr(self, name))
         new.value = checkpoint
         return new
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Generic
 
+from typing_extensions import Self
+
 from stategraph.channels.base import Value, _ValueChannel
 from stategraph.errors import InvalidUpdateError
 
@@ -32,6 +34,18 @@ class _GuardedValue(_ValueChannel[Value, Value, Value]):
     def __init__(self, typ: Any, guard: bool = True, key: str = "") -> None:
         super().__init__(typ, key)
         self.guard = guard
+
+    def from_checkpoint(self, checkpoint: Any) -> Self:
+        """Return a new channel holding ``checkpoint`` (empty for ``MISSING``)."""
+        # (the configuration copied by name, not through ``_config``: a graph has one
+        # such channel per node, each made again for every run)
+        cls = self.__class__
+        new = cls.__new__(cls)
+        new.typ = self.typ
+        new.key = self.key
+        new.guard = self.guard
+        new.value = checkpoint
+        return new
 
 
 class EphemeralValue(Generic[Value], _GuardedValue[Value]):

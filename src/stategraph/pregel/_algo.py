@@ -27,6 +27,7 @@ from stategraph.constants import (
     RETURN,
 )
 from stategraph.errors import EmptyChannelError
+from stategraph.pregel._run_channels import own_channel
 
 __all__ = [
     "increment",
@@ -63,6 +64,9 @@ CONTROL_CHANNELS = frozenset(
 """Pseudo-channels whose writes are signals, never applied to state."""
 
 _EMPTY: tuple[Any, ...] = ()
+
+TrackerLayout = tuple[frozenset[str], tuple[str, ...], tuple[str, ...]]
+"""What a :class:`StepTracker` follows: ``(tracked, always, finishing)`` channel names."""
 
 
 def increment(current: int | None, channel: None = None) -> int:
@@ -235,19 +239,20 @@ class StepTracker:
     valid only while its run's channels change through :func:`apply_writes` calls that
     receive it. When ``moved`` is a set, the channels whose version moved are added to
     it. When ``views`` is set, its ``changed`` method is given the channels each step
-    changed.
+    changed. When the graph finishes, only the channels whose class has a ``finish`` of
+    its own (``finishing``) are asked to finish: the others' ``finish`` does nothing.
     """
 
-    __slots__ = ("always", "live", "moved", "top", "tracked", "views")
+    __slots__ = ("always", "finishing", "live", "moved", "top", "tracked", "views")
 
     def __init__(
         self,
         channels: Mapping[str, BaseChannel],
         step_scoped: Iterable[str],
-        split: tuple[frozenset[str], tuple[str, ...]] | None = None,
+        layout: TrackerLayout | None = None,
     ) -> None:
-        # (``split``: what split_scoped(channels, step_scoped) returns, kept by the caller)
-        self.tracked, self.always = split or split_scoped(channels, step_scoped)
+        # (``layout``: what tracker_layout(channels, step_scoped) returns, kept by the caller)
+        self.tracked, self.always, self.finishing = layout or tracker_layout(channels, step_scoped)
         self.live = {k for k in self.tracked if channels[k].is_available()}
         self.top: Any = _UNSET
         # names of the channels whose version moved since the owner last reset it to a
@@ -278,11 +283,12 @@ _UNSET: Any = object()
 _KNOWN_SCOPED: tuple[type, ...] | None = None
 
 
-def split_scoped(
+def tracker_layout(
     channels: Mapping[str, BaseChannel], step_scoped: Iterable[str]
-) -> tuple[frozenset[str], tuple[str, ...]]:
-    """``step_scoped`` split into built-in kinds (tracked) and other kinds (always):
-    what :class:`StepTracker` follows (it depends only on the channels' classes)."""
+) -> TrackerLayout:
+    """What :class:`StepTracker` follows (it depends only on the channels' classes):
+    ``step_scoped`` split into built-in kinds (tracked) and other kinds (always), and
+    the channels whose class overrides ``finish`` (finishing), in the channels' order."""
     global _KNOWN_SCOPED
     known = _KNOWN_SCOPED
     if known is None:
@@ -298,7 +304,9 @@ def split_scoped(
         ch = channels.get(k)
         if ch is not None:
             (tracked if type(ch) in known else always).append(k)
-    return frozenset(tracked), tuple(always)
+    base_finish = BaseChannel.finish
+    finishing = tuple(k for k, ch in channels.items() if type(ch).finish is not base_finish)
+    return frozenset(tracked), tuple(always), finishing
 
 
 def writes_sort_key(path: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -320,6 +328,7 @@ def apply_writes(
     *,
     allow_finish: bool = True,
     tracker: StepTracker | None = None,
+    shared: Mapping[str, BaseChannel] | None = None,
 ) -> set[str]:
     """Commit one step: apply every task's writes to the channels and bump versions.
 
@@ -328,7 +337,10 @@ def apply_writes(
     channels are notified of the new step. Without it every channel is notified.
     ``allow_finish=False`` never calls ``finish()`` (used when discarding tasks).
     ``tracker`` (see :class:`StepTracker`) replaces ``step_scoped`` and makes the cost
-    independent of the channels the step does not touch.
+    independent of the channels the step does not touch. ``shared`` is the graph's
+    specs when some of ``channels`` are still those (``restore_channels`` of
+    :mod:`stategraph.pregel._run_channels`): each gets a channel of its own before its
+    first write.
 
     Tasks are ``(name, path, triggers, writes)``-like objects. Returns the set of
     channels that changed and can trigger something. Steps, in order: record the
@@ -398,6 +410,8 @@ def apply_writes(
     updated: set[str] = set()
     for chan, vals in by_channel.items():
         ch = channels[chan]
+        if shared is not None and ch is shared.get(chan):
+            ch = own_channel(channels, shared, chan)  # type: ignore[arg-type]
         try:
             if previews and _take_preview(previews, chan, ch, vals):
                 pass
@@ -431,7 +445,9 @@ def apply_writes(
                 finished = False
                 break
     if finished:
-        for chan, ch in channels.items():
+        finishing = channels if tracker is None else tracker.finishing
+        for chan in finishing:
+            ch = channels[chan]
             if ch.finish():
                 changed.append(chan)
                 if next_version is not None and ch.is_available():

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from stategraph.channels.base import BaseChannel
+from stategraph.channels.base import MISSING, BaseChannel
 from stategraph.pregel._algo import plain_value_channel, read_channels
 
 __all__ = ["ReadSets", "StateViews", "read_sets"]
@@ -119,10 +119,10 @@ class StateViews:
         num = sets.number(select)
         vals = self.values.get(num)
         if vals is None:
-            vals = read_channels(self.channels, select)
-            if not sets.keeps(num, select, self.channels):
-                return vals
-            self.values[num] = vals
+            channels = self.channels
+            if not sets.keeps(num, select, channels):
+                return read_channels(channels, select)
+            vals = self.values[num] = _plain_values(channels, select)
             self.tails[num] = sets.position(num, next(reversed(vals))) if vals else -1
         return vals.copy()
 
@@ -158,3 +158,13 @@ class StateViews:
                     vals[name] = ch.get()
                 elif name in vals:
                     del vals[name]
+
+
+def _plain_values(channels: Mapping[str, BaseChannel], select: Sequence[str]) -> dict[str, Any]:
+    """``read_channels(channels, select)`` for channels that all hold a plain ``value``
+    (``plain_value_channel``), read without a call per channel."""
+    return {
+        k: v
+        for k in select
+        if (ch := channels.get(k)) is not None and (v := ch.value) is not MISSING  # type: ignore[attr-defined]
+    }

@@ -14,14 +14,29 @@ from stategraph.constants import CONF, NO_WRITES, TASKS
 from stategraph.pregel import _effects as fx
 from stategraph.pregel._checkpoint import COUNTERS_KEY, delta_channels_to_snapshot, read_counters
 from stategraph.pregel._loop.fields import LoopFields, _release
+from stategraph.pregel._run_channels import restore_channels
 from stategraph.types import Send
 
 
 class CheckpointsMixin(LoopFields):
     """Loads, saves and re-saves the run's checkpoints and pending writes."""
 
-    def _restore(self, saved: Any) -> None:
-        specs = self.graph.channels
+    def _restore(self, saved: Any, share: bool = False) -> None:
+        """Set up the checkpoint and channels from ``saved`` (None: a new thread).
+
+        With ``share``, the channels that start empty are the graph's own until a step
+        writes them (see :mod:`stategraph.pregel._run_channels`): only a run whose every
+        ``apply_writes`` call is given ``shared=self.shared_specs`` may ask for it.
+        """
+        values = {} if saved is None else saved.checkpoint["channel_values"]
+        if share:
+            self.shared_specs = self.graph.channels
+            self.channels = restore_channels(self.graph, values)
+        else:
+            specs = self.graph.channels
+            self.channels = {
+                k: spec.from_checkpoint(values.get(k, MISSING)) for k, spec in specs.items()
+            }
         if saved is None:
             self.checkpoint = {
                 "v": 4,
@@ -32,13 +47,11 @@ class CheckpointsMixin(LoopFields):
                 "versions_seen": {},
                 "updated_channels": None,
             }
-            self.channels = {k: spec.from_checkpoint(MISSING) for k, spec in specs.items()}
             self.metadata = {"step": -2}
             self.checkpoint_config = {CONF: self._base_configurable()}
             self.pending_writes = []
             return
         cp = saved.checkpoint
-        values = cp["channel_values"]
         self.checkpoint = {
             "v": cp.get("v", 4),
             "id": cp["id"],
@@ -49,9 +62,6 @@ class CheckpointsMixin(LoopFields):
             "updated_channels": cp.get("updated_channels"),
         }
         self.checkpoint_id = cp["id"]
-        self.channels = {
-            k: spec.from_checkpoint(values.get(k, MISSING)) for k, spec in specs.items()
-        }
         self.metadata = dict(saved.metadata or {})
         self.checkpoint_config = {CONF: {**self._base_configurable(), "checkpoint_id": cp["id"]}}
         self.parent_config = saved.parent_config

@@ -44,7 +44,7 @@ class Loop(StartMixin, WritesMixin):
         saved = None
         if self.saver is not None:
             saved = yield from self._load()
-        self._restore(saved)
+        self._restore(saved, share=True)
         yield from self._hydrate(saved)
         try:
             yield from self._first(saved)

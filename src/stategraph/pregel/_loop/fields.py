@@ -58,6 +58,9 @@ class LoopFields:
         self.saver = run.checkpointer
         self.get_next_version = self.saver.get_next_version if self.saver is not None else increment
         self.channels: dict[str, BaseChannel] = {}
+        # the graph's channels when some of self.channels still are those (given to every
+        # apply_writes as shared=; see pregel._run_channels)
+        self.shared_specs: Mapping[str, BaseChannel] | None = None
         self.checkpoint: dict[str, Any] = {}
         self.checkpoint_id: str = ""
         # the random prefix of the checkpoint ids of a run without a saver

@@ -11,7 +11,7 @@ from typing import Any
 from stategraph.constants import CONF, INTERRUPT, NS_SEP, NULL_TASK_ID, RESUME
 from stategraph.errors import EmptyInputError
 from stategraph.pregel import _effects as fx
-from stategraph.pregel._algo import StepTracker, apply_writes, split_scoped
+from stategraph.pregel._algo import StepTracker, TrackerLayout, apply_writes, tracker_layout
 from stategraph.pregel._io import map_command, map_input, read_output
 from stategraph.pregel._loop.checkpoints import CheckpointsMixin
 from stategraph.pregel._loop.fields import _SUCCESS_EXCLUDED, WriteBatch
@@ -193,6 +193,7 @@ class StartMixin(PrepareMixin, CheckpointsMixin):
                         self.get_next_version,
                         self.trigger_to_nodes,
                         allow_finish=False,  # the old run did not finish: defer stays put
+                        shared=self.shared_specs,
                     )
             self.pending_writes = []
             self._apply_input(writes)
@@ -211,12 +212,13 @@ class StartMixin(PrepareMixin, CheckpointsMixin):
                 [WriteBatch([w for w in null_writes if w[0] != RESUME])],
                 self.get_next_version,
                 self.trigger_to_nodes,
+                shared=self.shared_specs,
             )
             self.updated = None
         self.step = prev_step + 1
         self.stop = stop
         # from here on the channels change only through the steps' apply_writes
-        self.tracker = StepTracker(self.channels, self.graph.step_scoped, _scoped(self.graph))
+        self.tracker = StepTracker(self.channels, self.graph.step_scoped, _layout(self.graph))
         self.views = self.tracker.views = StateViews(self.channels, read_sets(self.graph))
         if self.want_checkpoints:
             # what moved since the last checkpoint (a resumed run's null writes)
@@ -260,6 +262,7 @@ class StartMixin(PrepareMixin, CheckpointsMixin):
             [WriteBatch(writes)],
             self.get_next_version,
             self.trigger_to_nodes,
+            shared=self.shared_specs,
         )
 
     def _prepare_resume(self, resume: Any) -> None:
@@ -289,17 +292,17 @@ class StartMixin(PrepareMixin, CheckpointsMixin):
             run.resume_state.null = resume
 
 
-def _scoped(graph: Any) -> tuple[frozenset[str], tuple[str, ...]]:
-    """The graph's step-scoped channels as ``split_scoped`` splits them (computed once
-    per graph: its runs make their channels of the same classes from its specs)."""
-    split: tuple[frozenset[str], tuple[str, ...]] | None = getattr(graph, "_scoped_split", None)
-    if split is None:
-        split = split_scoped(graph.channels, graph.step_scoped)
+def _layout(graph: Any) -> TrackerLayout:
+    """The graph's ``tracker_layout`` (computed once per graph: its runs make their
+    channels of the same classes from its specs)."""
+    layout: TrackerLayout | None = getattr(graph, "_tracker_layout", None)
+    if layout is None:
+        layout = tracker_layout(graph.channels, graph.step_scoped)
         try:
-            graph._scoped_split = split
+            graph._tracker_layout = layout
         except AttributeError:
             pass
-    return split
+    return layout
 
 
 def _is_resume_map(resume: Any) -> bool:

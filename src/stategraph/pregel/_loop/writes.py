@@ -70,6 +70,7 @@ class WritesMixin(PrepareMixin, CheckpointsMixin):
                     done,
                     self.get_next_version,
                     self.trigger_to_nodes,
+                    shared=self.shared_specs,
                 )
                 self.checkpoint = saved_cp
             self.output = read_output(self.channels, run.output_keys)
@@ -99,6 +100,7 @@ class WritesMixin(PrepareMixin, CheckpointsMixin):
             self.trigger_to_nodes,
             self.graph.step_scoped,
             tracker=self.tracker,
+            shared=self.shared_specs,
         )
         self.pending_writes = []
         if not self.output_written and self._touches(self.updated, run.output_keys):
