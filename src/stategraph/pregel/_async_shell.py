@@ -234,18 +234,37 @@ _TRACK_STEP_TASKS = not hasattr(asyncio.Task, "cancelling")
 
 
 class _AsyncSaver:
-    """Performs saver effects; non-blocking ones are chained so they stay in order."""
+    """Performs saver effects; non-blocking ones are chained so they stay in order.
+
+    As in the sync shell, a blocking ``put_writes`` of a step's last task may be held
+    (``hold=True``, for a saver that can make several calls in one transaction) and
+    made with the next blocking call (the step's checkpoint), or alone by
+    :meth:`release` before anything else reaches the saver.
+    """
 
     def __init__(self, saver: Any, token: int | None = None) -> None:
         self.saver = saver
         self.token = token  # the run's fencing token, added to every put/put_writes
-        self.path_ok = saver is None or fx.takes_task_path(saver, "aput_writes")
+        self.path_ok = True
+        self.batched: Any = None  # awaits a list of (sync method name, args) in one go
+        if saver is not None:
+            # (imported here: a run without a saver does not load the savers' base)
+            from stategraph.checkpoint._batched import abatches
+
+            self.path_ok = fx.takes_task_path(saver, "aput_writes")
+            self.batched = abatches(saver)
+        self.held: tuple[str, tuple[Any, ...]] | None = None
         self.last: asyncio.Task[Any] | None = None
 
-    async def perform(self, effect: fx.Put | fx.PutWrites, blocking: bool) -> Any:
+    async def perform(
+        self, effect: fx.Put | fx.PutWrites, blocking: bool, hold: bool = False
+    ) -> Any:
         """Await the saver call of ``effect`` (``aput``, or ``aput_writes``: without
         the task path for a saver that takes none) with the run's fencing token: now
-        when ``blocking`` (after the chained calls), else chained after them."""
+        when ``blocking`` (after the chained calls, with the held call in one
+        transaction), else chained after them. ``hold`` (a blocking ``put_writes`` of
+        a step's last task) keeps the call for the next blocking one, when the saver
+        can batch."""
         name: str
         args: tuple[Any, ...]
         if isinstance(effect, fx.Put):
@@ -257,12 +276,20 @@ class _AsyncSaver:
         else:
             name = "put_writes"
             args = (effect.config, effect.writes, effect.task_id)
-        method = getattr(self.saver, "a" + name)
         if self.token is not None:
             args = (fenced(args[0], self.token), *args[1:])
         if blocking:
-            await self.flush()
-            return await method(*args)
+            await self.flush(release=False)
+            held = self.held
+            if held is None:
+                if hold and self.batched is not None and name == "put_writes":
+                    self.held = (name, args)
+                    return None
+                return await getattr(self.saver, "a" + name)(*args)
+            self.held = None
+            return await self.batched((held, (name, args)))
+        await self.release()
+        method = getattr(self.saver, "a" + name)
         prev = self.last
 
         async def chained() -> Any:
@@ -273,10 +300,20 @@ class _AsyncSaver:
         self.last = asyncio.ensure_future(chained())
         return None
 
-    async def flush(self) -> None:
+    async def release(self) -> None:
+        """Await the held call now, alone (before any other use of the saver)."""
+        held = self.held
+        if held is not None:
+            self.held = None
+            await getattr(self.saver, "a" + held[0])(*held[1])
+
+    async def flush(self, release: bool = True) -> None:
+        """Await the chained calls, then the held call unless ``release`` is false."""
         if self.last is not None:
             last, self.last = self.last, None
             await last
+        if release:
+            await self.release()
 
 
 def drive_async(loop: Loop, chunks: ChunkQueue | None) -> AsyncGenerator[Any, None]:
@@ -323,6 +360,8 @@ async def _drive_async(
             while pending:
                 yield pending.popleft()
             value = None
+            if saver.held is not None and type(effect) is not fx.Put:
+                await saver.release()
             match effect:
                 case fx.Execute(tasks=tasks):
                     if watch is not None:
@@ -387,6 +426,8 @@ async def _unwind(gen: Any, exc: BaseException, loop: Loop, saver: _AsyncSaver) 
         effect = gen.throw(exc)
         while True:
             value: Any = None
+            if saver.held is not None and type(effect) is not fx.Put:
+                await saver.release()
             match effect:
                 case fx.GetTuple(config=config):
                     value = await loop.saver.aget_tuple(config)
@@ -401,14 +442,17 @@ async def _unwind(gen: Any, exc: BaseException, loop: Loop, saver: _AsyncSaver) 
         raise exc from None
 
 
-async def _finish(loop: Loop, task: Task, saver: _AsyncSaver) -> list[Task]:
-    """Record a finished task; returns the tasks it starts in the same step (handlers)."""
+async def _finish(loop: Loop, task: Task, saver: _AsyncSaver, last: bool = False) -> list[Task]:
+    """Record a finished task; returns the tasks it starts in the same step (handlers).
+
+    ``last``: no other task of the step is running or waiting, so its writes may be
+    held for the step's checkpoint (see :class:`_AsyncSaver`)."""
     spawned: list[Task] = []
     for eff in loop.task_finished(task):
         if isinstance(eff, fx.Spawn):
             spawned.append(eff.task)
         else:
-            await saver.perform(eff, eff.blocking)
+            await saver.perform(eff, eff.blocking, last)
     return spawned
 
 
@@ -450,7 +494,7 @@ async def _run_in_place(loop: Loop, task: Task, saver: _AsyncSaver) -> None:
     while inline:
         task = inline.pop(0)
         await await_in_context(contextvars.copy_context(), run_task_async(task, loop))
-        inline.extend(await _finish(loop, task, saver))
+        inline.extend(await _finish(loop, task, saver, True))
 
 
 async def _execute(
@@ -545,7 +589,7 @@ async def _gather(
             exc = fut.exception()
             if exc is not None:
                 record_failure(task, exc)
-            spawned = await _finish(loop, task, saver)
+            spawned = await _finish(loop, task, saver, not running and not pending_tasks)
             if spawned:
                 # error handlers start at once, ahead of tasks waiting for a slot
                 pending_tasks[:0] = spawned
