@@ -239,7 +239,7 @@ class _AsyncSaver:
     As in the sync shell, a blocking ``put_writes`` of a step's last task may be held
     (``hold=True``, for a saver that can make several calls in one transaction) and
     made with the next blocking call (the step's checkpoint), or alone by
-    :meth:`release` before anything else reaches the saver.
+    :meth:`release`: before the saver is read, or at a flush (the run's end or failure).
     """
 
     def __init__(self, saver: Any, token: int | None = None) -> None:
@@ -360,8 +360,6 @@ async def _drive_async(
             while pending:
                 yield pending.popleft()
             value = None
-            if saver.held is not None and type(effect) is not fx.Put:
-                await saver.release()
             match effect:
                 case fx.Execute(tasks=tasks):
                     if watch is not None:
@@ -385,12 +383,15 @@ async def _drive_async(
                 case fx.PutWrites():
                     await saver.perform(effect, effect.blocking)
                 case fx.GetTuple(config=config):
+                    await saver.release()
                     value = await loop.saver.aget_tuple(config)
                 case fx.DeltaHistory(config=config, channels=channels):
+                    await saver.release()
                     value = await loop.saver.aget_delta_channel_history(
                         config=config, channels=channels
                     )
                 case fx.GetBefore():
+                    await saver.release()
                     value = await fx.aget_before(loop.saver, effect)
                 case fx.Flush():
                     await saver.flush()
@@ -426,10 +427,9 @@ async def _unwind(gen: Any, exc: BaseException, loop: Loop, saver: _AsyncSaver) 
         effect = gen.throw(exc)
         while True:
             value: Any = None
-            if saver.held is not None and type(effect) is not fx.Put:
-                await saver.release()
             match effect:
                 case fx.GetTuple(config=config):
+                    await saver.release()
                     value = await loop.saver.aget_tuple(config)
                 case fx.Put():
                     await saver.perform(effect, True)
@@ -442,7 +442,7 @@ async def _unwind(gen: Any, exc: BaseException, loop: Loop, saver: _AsyncSaver) 
         raise exc from None
 
 
-async def _finish(loop: Loop, task: Task, saver: _AsyncSaver, last: bool = False) -> list[Task]:
+async def _finish(loop: Loop, task: Task, saver: _AsyncSaver, last: bool) -> list[Task]:
     """Record a finished task; returns the tasks it starts in the same step (handlers).
 
     ``last``: no other task of the step is running or waiting, so its writes may be
@@ -506,7 +506,7 @@ async def _execute(
         if keys:
             hits = await cache.aget(list(keys))
             for task in apply_cache_hits(tasks, keys, hits):
-                await _finish(loop, task, saver)
+                await _finish(loop, task, saver, False)
             tasks = [t for t in tasks if not t.done]
     step_timeout = getattr(loop.graph, "step_timeout", None)
     if len(tasks) == 1 and _alone_in_place(loop, tasks[0], chunks):

@@ -122,7 +122,9 @@ class _Saver:
     A blocking ``put_writes`` of a step's last task may be *held* (``hold=True``, for
     a saver whose ``batch()`` commits once): it is made together with the next
     blocking call, in one transaction (the step's checkpoint ``put``: one commit per
-    step), or alone by :meth:`release` before anything else reaches the saver.
+    step), or alone by :meth:`release`: before the saver is read, at a flush (the run's end
+    or failure), or when the run is closed. (It never waits across a step: a step with
+    a saver ends with its checkpoint ``put``, or the run stops.)
     """
 
     def __init__(self, saver: Any, token: int | None = None) -> None:
@@ -314,8 +316,6 @@ def _drive_sync(loop: Loop, chunks: queue.SimpleQueue[Any] | None, guard: Any) -
             if chunks is not None:
                 yield from _drain(chunks)
             value = None
-            if saver.held is not None and type(effect) is not fx.Put:
-                saver.release()
             match effect:
                 case fx.Execute(tasks=tasks):
                     if watch is not None:
@@ -335,10 +335,13 @@ def _drive_sync(loop: Loop, chunks: queue.SimpleQueue[Any] | None, guard: Any) -
                 case fx.PutWrites():
                     saver.perform(effect, effect.blocking)
                 case fx.GetTuple(config=config):
+                    saver.release()
                     value = loop.saver.get_tuple(config)
                 case fx.DeltaHistory(config=config, channels=channels):
+                    saver.release()
                     value = loop.saver.get_delta_channel_history(config=config, channels=channels)
                 case fx.GetBefore():
+                    saver.release()
                     value = fx.get_before(loop.saver, effect)
                 case fx.Flush():
                     saver.flush()
@@ -378,10 +381,9 @@ def _unwind(gen: Any, exc: BaseException, loop: Loop, saver: _Saver) -> None:
         effect = gen.throw(exc)
         while True:
             value: Any = None
-            if saver.held is not None and type(effect) is not fx.Put:
-                saver.release()
             match effect:
                 case fx.GetTuple(config=config):
+                    saver.release()
                     value = loop.saver.get_tuple(config)
                 case fx.Put():
                     saver.perform(effect, True)
@@ -407,7 +409,7 @@ def _drain(chunks: queue.SimpleQueue[Any]) -> Iterator[Any]:
             yield item
 
 
-def _finish(loop: Loop, task: Task, saver: _Saver, last: bool = False) -> list[Task]:
+def _finish(loop: Loop, task: Task, saver: _Saver, last: bool) -> list[Task]:
     """Record a finished task; returns the tasks it starts in the same step (handlers).
 
     ``last``: no other task of the step is running or waiting, so its writes may be
@@ -449,7 +451,7 @@ def _execute(
         if keys:
             hits = cache.get(list(keys))
             for task in apply_cache_hits(tasks, keys, hits):
-                _finish(loop, task, saver)
+                _finish(loop, task, saver, False)
             tasks = [t for t in tasks if not t.done]
     step_timeout = getattr(loop.graph, "step_timeout", None)
     if (
