@@ -243,24 +243,51 @@ _TRACK_STEP_TASKS = not hasattr(asyncio.Task, "cancelling")
 
 
 class _AsyncSaver:
-    """Performs saver effects; non-blocking ones are chained so they stay in order."""
+    """Performs saver effects; non-blocking ones are chained so they stay in order.
+
+    As in the sync shell, a blocking ``put_writes`` of a step's last task may be held
+    (``hold=True``, for a saver that can make several calls in one transaction) and
+    made with the next blocking call (the step's checkpoint), or alone by
+    :meth:`release`: before the saver is read, or at a flush (the run's end or failure).
+    """
 
     def __init__(self, saver: Any, token: int | None = None) -> None:
         self.saver = saver
         self.token = token  # the run's fencing token, added to every put/put_writes
-        self.path_ok = saver is None or fx.takes_task_path(saver, "aput_writes")
+        self.path_ok = True
+        self.batched: Any = None  # awaits a list of (sync method name, args) in one go
+        if saver is not None:
+            # (imported here: a run without a saver does not load the savers' base)
+            from stategraph.checkpoint._batched import abatches
+
+            self.path_ok = fx.takes_task_path(saver, "aput_writes")
+            self.batched = abatches(saver)
+        self.held: tuple[str, tuple[Any, ...]] | None = None
         self.last: asyncio.Task[Any] | None = None
 
-    async def perform(self, effect: fx.Put | fx.PutWrites, blocking: bool) -> Any:
+    async def perform(
+        self, effect: fx.Put | fx.PutWrites, blocking: bool, hold: bool = False
+    ) -> Any:
         """Await the saver call of ``effect`` (``aput``, or ``aput_writes``: without
         the task path for a saver that takes none) with the run's fencing token: now
-        when ``blocking`` (after the chained calls), else chained after them."""
+        when ``blocking`` (after the chained calls, with the held call in one
+        transaction), else chained after them. ``hold`` (a blocking ``put_writes`` of
+        a step's last task) keeps the call for the next blocking one, when the saver
+        can batch."""
         config = effect.config if self.token is None else fenced(effect.config, self.token)
         name, args = fx.saver_call(effect, config, self.path_ok)
-        method = getattr(self.saver, "a" + name)
         if blocking:
-            await self.flush()
-            return await method(*args)
+            await self.flush(release=False)
+            held = self.held
+            if held is None:
+                if hold and self.batched is not None and name == "put_writes":
+                    self.held = (name, args)
+                    return None
+                return await getattr(self.saver, "a" + name)(*args)
+            self.held = None
+            return await self.batched((held, (name, args)))
+        await self.release()
+        method = getattr(self.saver, "a" + name)
         prev = self.last
 
         async def chained() -> Any:
@@ -276,6 +303,7 @@ class _AsyncSaver:
         what the loop is sent back (the tuple a ``GetTuple`` reads, else ``None``)."""
         match effect:
             case fx.GetTuple(config=config):
+                await self.release()
                 return await self.saver.aget_tuple(config)
             case fx.Put() | fx.PutWrites():
                 await self.perform(effect, True)
@@ -283,10 +311,20 @@ class _AsyncSaver:
                 await self.flush()
         return None
 
-    async def flush(self) -> None:
+    async def release(self) -> None:
+        """Await the held call now, alone (before any other use of the saver)."""
+        held = self.held
+        if held is not None:
+            self.held = None
+            await getattr(self.saver, "a" + held[0])(*held[1])
+
+    async def flush(self, release: bool = True) -> None:
+        """Await the chained calls, then the held call unless ``release`` is false."""
         if self.last is not None:
             last, self.last = self.last, None
             await last
+        if release:
+            await self.release()
 
 
 def drive_async(loop: Loop, chunks: ChunkQueue | None) -> AsyncGenerator[Any, None]:
@@ -356,12 +394,15 @@ async def _drive_async(
                 case fx.PutWrites():
                     await saver.perform(effect, effect.blocking)
                 case fx.GetTuple(config=config):
+                    await saver.release()
                     value = await loop.saver.aget_tuple(config)
                 case fx.DeltaHistory(config=config, channels=channels):
+                    await saver.release()
                     value = await loop.saver.aget_delta_channel_history(
                         config=config, channels=channels
                     )
                 case fx.GetBefore():
+                    await saver.release()
                     value = await fx.aget_before(loop.saver, effect)
                 case fx.Flush():
                     await saver.flush()
@@ -401,14 +442,17 @@ async def _unwind(gen: Any, exc: BaseException, saver: _AsyncSaver) -> None:
         raise exc from None
 
 
-async def _finish(loop: Loop, task: Task, saver: _AsyncSaver) -> list[Task]:
-    """Record a finished task; returns the tasks it starts in the same step (handlers)."""
+async def _finish(loop: Loop, task: Task, saver: _AsyncSaver, last: bool) -> list[Task]:
+    """Record a finished task; returns the tasks it starts in the same step (handlers).
+
+    ``last``: no other task of the step is running or waiting, so its writes may be
+    held for the step's checkpoint (see :class:`_AsyncSaver`)."""
     spawned: list[Task] = []
     for eff in loop.task_finished(task):
         if isinstance(eff, fx.Spawn):
             spawned.append(eff.task)
         else:
-            await saver.perform(eff, eff.blocking)
+            await saver.perform(eff, eff.blocking, last)
     return spawned
 
 
@@ -450,7 +494,7 @@ async def _run_in_place(loop: Loop, task: Task, saver: _AsyncSaver) -> None:
     while inline:
         task = inline.pop(0)
         await await_in_context(contextvars.copy_context(), run_task_async(task, loop))
-        inline.extend(await _finish(loop, task, saver))
+        inline.extend(await _finish(loop, task, saver, True))
 
 
 async def _execute(
@@ -462,7 +506,7 @@ async def _execute(
         if keys:
             hits = await cache.aget(list(keys))
             for task in apply_cache_hits(tasks, keys, hits):
-                await _finish(loop, task, saver)
+                await _finish(loop, task, saver, False)
             tasks = [t for t in tasks if not t.done]
     step_timeout = getattr(loop.graph, "step_timeout", None)
     if len(tasks) == 1 and _alone_in_place(loop, tasks[0], chunks):
@@ -545,7 +589,7 @@ async def _gather(
             exc = fut.exception()
             if exc is not None:
                 record_failure(task, exc)
-            spawned = await _finish(loop, task, saver)
+            spawned = await _finish(loop, task, saver, not running and not pending_tasks)
             if spawned:
                 # error handlers start at once, ahead of tasks waiting for a slot
                 pending_tasks[:0] = spawned

@@ -14,7 +14,6 @@ import queue
 import threading
 import time
 from collections.abc import Generator, Iterator
-from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
 from stategraph.errors import GraphBubbleUp, GraphInterrupt, sync_timeout_error
@@ -119,12 +118,29 @@ class _Saver:
     A single worker thread drains a FIFO queue, so calls reach the saver in exactly the
     order the loop yielded them. After a failed call the worker skips the rest; the
     error is raised by the next blocking call or flush.
+
+    A blocking ``put_writes`` of a step's last task may be *held* (``hold=True``, for
+    a saver whose ``batch()`` commits once): it is made together with the next
+    blocking call, in one transaction (the step's checkpoint ``put``: one commit per
+    step), or alone by :meth:`release`: before the saver is read, at a flush (the run's end
+    or failure), or when the run is closed. (It never waits across a step: a step with
+    a saver ends with its checkpoint ``put``, or the run stops.)
     """
 
     def __init__(self, saver: Any, token: int | None = None) -> None:
         self.saver = saver
         self.token = token  # the run's fencing token, added to every put/put_writes
-        self.path_ok = saver is None or fx.takes_task_path(saver, "put_writes")
+        self.path_ok = True
+        self.holds = False
+        self.batched: Any = None
+        if saver is not None:
+            # (imported here: a run without a saver does not load the savers' base)
+            from stategraph.checkpoint._batched import batches, perform_batched
+
+            self.path_ok = fx.takes_task_path(saver, "put_writes")
+            self.holds = batches(saver)
+            self.batched = perform_batched
+        self.held: tuple[str, tuple[Any, ...]] | None = None
         self.queue: queue.SimpleQueue[Any] | None = None
         self.thread: threading.Thread | None = None
         self.pending = 0
@@ -160,36 +176,34 @@ class _Saver:
         the first error is kept and the calls after it are skipped."""
         if self.error is not None:
             return
-        from stategraph.checkpoint.base import BaseCheckpointSaver
-
-        # only a saver built on the base class: another object's ``batch`` may mean
-        # something else (a store's batch of operations)
-        batch = (
-            self.saver.batch
-            if len(calls) > 1 and isinstance(self.saver, BaseCheckpointSaver)
-            else None
-        )
         try:
-            with batch() if batch is not None else nullcontext():
+            if len(calls) > 1 and self.holds:
+                self.batched(self.saver, calls)
+            else:
                 for name, args in calls:
-                    try:
-                        getattr(self.saver, name)(*args)
-                    except BaseException as exc:
-                        self.error = exc
-                        break
-        except BaseException as exc:  # the batch's own commit failed
-            if self.error is None:
-                self.error = exc
+                    getattr(self.saver, name)(*args)
+        except BaseException as exc:
+            self.error = exc
 
-    def perform(self, effect: fx.Put | fx.PutWrites, blocking: bool) -> Any:
+    def perform(self, effect: fx.Put | fx.PutWrites, blocking: bool, hold: bool = False) -> Any:
         """Make the saver call of ``effect`` (``put``, or ``put_writes``: without the
         task path for a saver that takes none) with the run's fencing token: now when
-        ``blocking`` (after the queued calls), else on the background thread."""
+        ``blocking`` (after the queued calls, with the held call in one transaction),
+        else on the background thread. ``hold`` (a blocking ``put_writes`` of a step's
+        last task) keeps the call for the next blocking one, when the saver batches."""
         config = effect.config if self.token is None else fenced(effect.config, self.token)
         name, args = fx.saver_call(effect, config, self.path_ok)
         if blocking:
-            self.flush()
-            return getattr(self.saver, name)(*args)
+            self.flush(release=False)
+            held = self.held
+            if held is None:
+                if hold and self.holds and name == "put_writes":
+                    self.held = (name, args)
+                    return None
+                return getattr(self.saver, name)(*args)
+            self.held = None
+            return self.batched(self.saver, (held, (name, args)))
+        self.release()
         if self.thread is None:
             self.pid = os.getpid()
             self.queue = queue.SimpleQueue()
@@ -206,6 +220,7 @@ class _Saver:
         it: what the loop is sent back (the tuple a ``GetTuple`` reads, else ``None``)."""
         match effect:
             case fx.GetTuple(config=config):
+                self.release()
                 return self.saver.get_tuple(config)
             case fx.Put() | fx.PutWrites():
                 self.perform(effect, True)
@@ -223,7 +238,16 @@ class _Saver:
             return True
         return False
 
-    def flush(self) -> None:
+    def release(self) -> None:
+        """Make the held call now, alone (before any other use of the saver)."""
+        held = self.held
+        if held is not None:
+            self.held = None
+            getattr(self.saver, held[0])(*held[1])
+
+    def flush(self, release: bool = True) -> None:
+        """Wait for the queued calls (raising the error of a failed one), then make
+        the held call unless ``release`` is false."""
         if self._forked():
             return
         if self.thread is not None:
@@ -233,10 +257,17 @@ class _Saver:
         if self.error is not None:
             error, self.error = self.error, None
             raise error
+        if release:
+            self.release()
 
     def close(self) -> None:
         if self._forked():
             return
+        if self.held is not None and getattr(_ON_SAVER_THREAD, "active", False):
+            # finalized on a saver thread (see below): no saver call is made there; the
+            # held writes are lost as if the run had died before saving them (their
+            # task runs again on resume)
+            self.held = None
         if self.thread is not None and getattr(_ON_SAVER_THREAD, "active", False):
             # finalized on a saver thread (by the garbage collector, while that thread
             # may hold a saver's lock): it must not wait, neither for itself nor for
@@ -306,10 +337,13 @@ def _drive_sync(loop: Loop, chunks: queue.SimpleQueue[Any] | None, guard: Any) -
                 case fx.PutWrites():
                     saver.perform(effect, effect.blocking)
                 case fx.GetTuple(config=config):
+                    saver.release()
                     value = loop.saver.get_tuple(config)
                 case fx.DeltaHistory(config=config, channels=channels):
+                    saver.release()
                     value = loop.saver.get_delta_channel_history(config=config, channels=channels)
                 case fx.GetBefore():
+                    saver.release()
                     value = fx.get_before(loop.saver, effect)
                 case fx.Flush():
                     saver.flush()
@@ -366,14 +400,17 @@ def _drain(chunks: queue.SimpleQueue[Any]) -> Iterator[Any]:
             yield item
 
 
-def _finish(loop: Loop, task: Task, saver: _Saver) -> list[Task]:
-    """Record a finished task; returns the tasks it starts in the same step (handlers)."""
+def _finish(loop: Loop, task: Task, saver: _Saver, last: bool) -> list[Task]:
+    """Record a finished task; returns the tasks it starts in the same step (handlers).
+
+    ``last``: no other task of the step is running or waiting, so its writes may be
+    held for the step's checkpoint (see :class:`_Saver`)."""
     spawned: list[Task] = []
     for eff in loop.task_finished(task):
         if isinstance(eff, fx.Spawn):
             spawned.append(eff.task)
         else:
-            saver.perform(eff, eff.blocking)
+            saver.perform(eff, eff.blocking, last)
     return spawned
 
 
@@ -405,7 +442,7 @@ def _execute(
         if keys:
             hits = cache.get(list(keys))
             for task in apply_cache_hits(tasks, keys, hits):
-                _finish(loop, task, saver)
+                _finish(loop, task, saver, False)
             tasks = [t for t in tasks if not t.done]
     step_timeout = getattr(loop.graph, "step_timeout", None)
     if (
@@ -419,7 +456,7 @@ def _execute(
             # in a copy of the caller's context, as on a worker thread: what the node
             # (or its router) sets in a context variable stays inside it, as in LangGraph
             contextvars.copy_context().run(run_task_sync, task, loop)
-            inline.extend(_finish(loop, task, saver))
+            inline.extend(_finish(loop, task, saver, True))
     elif tasks:
         # threads waiting on remote tasks cost no CPU: let more tasks be in flight
         cap = 32 if loop.run.remote is None else 256
@@ -475,7 +512,7 @@ def _execute(
             exc = fut.exception()
             if exc is not None:
                 record_failure(task, exc)
-            spawned = _finish(loop, task, saver)
+            spawned = _finish(loop, task, saver, not futures and not pending_tasks)
             if spawned:
                 # error handlers start at once, ahead of tasks still waiting for a slot
                 pending_tasks[:0] = spawned

@@ -19,11 +19,12 @@ from __future__ import annotations
 import asyncio
 import functools
 import sqlite3
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
+from stategraph.checkpoint._batched import SaverCall, perform_batched
 from stategraph.checkpoint._ids import next_string_version
 from stategraph.checkpoint._retention import TTLConfig
 from stategraph.checkpoint._twins import off_loop, on_worker, on_worker_iter
@@ -126,6 +127,11 @@ class AsyncSqliteSaver(BaseCheckpointSaver[str]):
     put_writes = off_loop(SqliteSaver.put_writes)
     delete_thread = off_loop(SqliteSaver.delete_thread)
     get_delta_channel_history = off_loop(SqliteSaver.get_delta_channel_history)
+
+    async def _aperform_batched(self, calls: Sequence[SaverCall]) -> Any:
+        """Make ``calls`` (the core's ``put``/``put_writes``) in one transaction of the
+        core, on the worker thread (see :func:`~stategraph.checkpoint._batched.abatches`)."""
+        return await self._run(perform_batched, self.core, calls)
 
     # -- retention (see SqliteSaver) ---------------------------------------------
 
