@@ -135,16 +135,16 @@ def _enc_tzinfo(enc: Encoder, obj: datetime.tzinfo) -> ormsgpack.Ext:
 
 
 def _enc_uuid(enc: Encoder, obj: uuid.UUID) -> ormsgpack.Ext:
-    return ormsgpack.Ext(EXT_UUID, obj.bytes)
+    return enc.wrap(EXT_UUID, obj.bytes)
 
 
 def _enc_decimal(enc: Encoder, obj: decimal.Decimal) -> ormsgpack.Ext:
-    return ormsgpack.Ext(EXT_DECIMAL, str(obj).encode())
+    return enc.wrap(EXT_DECIMAL, str(obj).encode())
 
 
 def _enc_bigint(enc: Encoder, obj: int) -> ormsgpack.Ext:
     size = obj.bit_length() // 8 + 1
-    return ormsgpack.Ext(EXT_BIGINT, int(obj).to_bytes(size, "big", signed=True))
+    return enc.wrap(EXT_BIGINT, int(obj).to_bytes(size, "big", signed=True))
 
 
 def _enc_complex(enc: Encoder, obj: complex) -> ormsgpack.Ext:

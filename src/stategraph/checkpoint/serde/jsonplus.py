@@ -145,6 +145,7 @@ class JsonPlusSerializer:
         "_json_modules",
         "_registry",
         "_strict",
+        "_top",
         "pickle_fallback",
     )
 
@@ -169,6 +170,7 @@ class JsonPlusSerializer:
         self._registry = TypeRegistry()
         self._cache: dict[type, EncodeFn] = {}
         self._fast = Encoder(self._registry, self._cache, slow=False)
+        self._top = self._fast.outermost()
         self._strict = strict
         self._decoders: dict[int, Decoder] = {}  # one per thread (they count depth)
         self.pickle_fallback = pickle_fallback
@@ -251,10 +253,7 @@ class JsonPlusSerializer:
         if tp is bytearray:
             return ("bytearray", bytes(obj))
         try:
-            return (
-                "msgpack",
-                ormsgpack.packb(obj, default=self._fast.default, option=FAST_OPTIONS),
-            )
+            return ("msgpack", self._dumps_fast(obj, tp))
         except TypeError:
             pass
         try:
@@ -271,6 +270,24 @@ class JsonPlusSerializer:
                     f"Cannot serialize a value of type '{_type_name(tp)}' with msgpack nor "
                     f"pickle: {exc}"
                 ) from exc
+
+    def _dumps_fast(self, obj: Any, tp: type) -> bytes:
+        """Encode natively (``str`` dict keys only); raise ``TypeError`` otherwise.
+
+        A value of a class already handed to the encoders (a message dataclass, a
+        pydantic model...) is encoded by its encode function directly, which writes the
+        extension's bytes at their final size (see
+        :func:`~stategraph.checkpoint.serde._ext.ext_bytes`): the same bytes
+        as ormsgpack's, without a growing copy of a large payload. (``int`` is left
+        to ormsgpack: only the big ones are extensions.)"""
+        fn = self._cache.get(tp)
+        if fn is None or tp is int:
+            return ormsgpack.packb(obj, default=self._fast.default, option=FAST_OPTIONS)
+        try:
+            packed: Any = fn(self._top, obj)
+        except Exception as exc:  # as ormsgpack reports a failing ``default``
+            raise TypeError(f"Type is not msgpack serializable: {_type_name(tp)}") from exc
+        return packed if type(packed) is bytes else ormsgpack.packb(packed)
 
     def _dumps_slow(self, obj: Any) -> bytes:
         """Encode with the pre-walk (non-``str`` keys) and precise error reporting."""
