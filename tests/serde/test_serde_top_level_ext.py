@@ -1,4 +1,5 @@
-"""Top-level extension values are written straight to their final bytes.
+"""Top-level extension values are written straight to their final bytes; paths are
+encoded without importing pathlib up front.
 
 Once a class has an encode function, ``dumps_typed`` of an instance writes the
 extension's msgpack bytes itself (``ext_bytes``) instead of letting ormsgpack copy an
@@ -11,6 +12,9 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import decimal
+import pathlib
+import subprocess
+import sys
 import uuid
 
 import ormsgpack
@@ -72,3 +76,41 @@ def test_failure_of_a_cached_class_takes_the_slow_path() -> None:
     # keys that are not str inside a cached class: the slow path encodes them
     typed = serde.dumps_typed(Box({1: "one"}))
     assert serde.loads_typed(typed) == Box({1: "one"})
+
+
+def test_serializer_does_not_import_pathlib() -> None:
+    """pathlib (and urllib.parse, ipaddress) load only when a path is stored or loaded."""
+    code = (
+        "import sys\n"
+        "from stategraph.checkpoint.memory import InMemorySaver\n"
+        "from stategraph.checkpoint.serde.jsonplus import JsonPlusSerializer\n"
+        "s = JsonPlusSerializer()\n"
+        "s.loads_typed(s.dumps_typed({'a': (1, 2)}))\n"
+        "assert 'pathlib' not in sys.modules, 'pathlib imported'\n"
+        "import pathlib\n"
+        "p = pathlib.PurePosixPath('/x')\n"
+        "assert s.loads_typed(s.dumps_typed(p)) == p\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+class MyPath(type(pathlib.Path())):  # type: ignore[misc]
+    """A user subclass of the concrete path class."""
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        pathlib.PurePosixPath("a/b"),
+        pathlib.PureWindowsPath("C:\\x"),
+        pathlib.Path("r"),
+        MyPath("m"),
+    ],
+    ids=lambda v: type(v).__name__,
+)
+def test_paths_and_their_subclasses_round_trip(value: pathlib.PurePath) -> None:
+    serde = JsonPlusSerializer()
+    loaded = serde.loads_typed(serde.dumps_typed(value))
+    assert loaded == value
+    assert type(loaded) is (type(pathlib.Path()) if isinstance(value, MyPath) else type(value))
+    assert serde.dumps_typed(value) == serde.dumps_typed(value)

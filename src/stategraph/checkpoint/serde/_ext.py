@@ -18,15 +18,17 @@ int/float/bool/None/tuple keys as native map keys; those payloads still load.)
 from __future__ import annotations
 
 import collections
-import pathlib
 import re
 import struct
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ormsgpack
 
 from stategraph.checkpoint.serde._allowlist import TypeRegistry
+
+if TYPE_CHECKING:
+    import pathlib
 
 # Extension codes. Stable: they are part of the stored format.
 EXT_TUPLE = 1
@@ -75,12 +77,17 @@ LOAD_OPTIONS = 0
 """Options of every native unpack: ``str`` map keys only, whose hashes are randomized
 (maps with other keys are decoded by :mod:`stategraph.checkpoint.serde._pyunpack`)."""
 
-PATH_TYPES: tuple[type[pathlib.PurePath], ...] = (
-    pathlib.PurePosixPath,
-    pathlib.PureWindowsPath,
-    pathlib.PosixPath,
-    pathlib.WindowsPath,
-)
+
+def path_types() -> tuple[type[pathlib.PurePath], ...]:
+    """The path classes by stored kind: pure POSIX, pure Windows, POSIX, Windows.
+
+    ``pathlib`` (with ``urllib.parse`` and ``ipaddress`` behind it) is imported here,
+    when a path is stored or loaded, not with the serializer."""
+    import pathlib
+
+    return (pathlib.PurePosixPath, pathlib.PureWindowsPath, pathlib.PosixPath, pathlib.WindowsPath)
+
+
 PATTERN_TYPE = type(re.compile(""))
 
 FACTORY_NAMES: dict[Any, str] = {
