@@ -78,14 +78,17 @@ def test_failure_of_a_cached_class_takes_the_slow_path() -> None:
     assert serde.loads_typed(typed) == Box({1: "one"})
 
 
-def test_serializer_does_not_import_pathlib() -> None:
-    """pathlib (and urllib.parse, ipaddress) load only when a path is stored or loaded."""
+def test_serializer_imports_loader_and_pathlib_when_needed() -> None:
+    """The loader modules load with the first load; pathlib (and urllib.parse,
+    ipaddress) only when a path is stored or loaded."""
     code = (
         "import sys\n"
         "from stategraph.checkpoint.memory import InMemorySaver\n"
         "from stategraph.checkpoint.serde.jsonplus import JsonPlusSerializer\n"
         "s = JsonPlusSerializer()\n"
-        "s.loads_typed(s.dumps_typed({'a': (1, 2)}))\n"
+        "typed = s.dumps_typed({'a': (1, 2)})\n"
+        "assert 'stategraph.checkpoint.serde._decode' not in sys.modules, 'loader imported'\n"
+        "assert s.loads_typed(typed) == {'a': (1, 2)}\n"
         "assert 'pathlib' not in sys.modules, 'pathlib imported'\n"
         "import pathlib\n"
         "p = pathlib.PurePosixPath('/x')\n"

@@ -17,12 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from threading import get_ident
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ormsgpack
 
 from stategraph.checkpoint.serde._allowlist import TypeRegistry, collect_schema_types
-from stategraph.checkpoint.serde._decode import Decoder
 from stategraph.checkpoint.serde._ext import FAST_OPTIONS, EncodeFn, Encoder, Unencodable
 from stategraph.checkpoint.serde.base import (
     DeserializationError,
@@ -31,6 +30,9 @@ from stategraph.checkpoint.serde.base import (
     UnknownTypeWarning,
     typed_pair,
 )
+
+if TYPE_CHECKING:
+    from stategraph.checkpoint.serde._decode import Decoder
 
 __all__ = [
     "JsonPlusSerializer",
@@ -369,6 +371,8 @@ class JsonPlusSerializer:
         tid = get_ident()
         dec = self._decoders.get(tid)
         if dec is None or dec.levels:  # none yet, or in use by this thread (re-entrant)
+            from stategraph.checkpoint.serde._decode import Decoder  # first load: not before
+
             dec = Decoder(self._registry, self._strict, record=False)
             if len(self._decoders) > 256:
                 self._decoders.clear()
@@ -380,6 +384,8 @@ class JsonPlusSerializer:
         except (ValueError, TypeError, RecursionError) as exc:
             first_error: BaseException = exc
         # Failed: run again with a decoder that keeps the original error of the hook.
+        from stategraph.checkpoint.serde._decode import Decoder
+
         dec = Decoder(self._registry, self._strict)
         try:
             value = dec.load(payload)
