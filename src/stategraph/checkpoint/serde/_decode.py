@@ -339,11 +339,12 @@ def _dec_complex(dec: Decoder, data: bytes) -> Any:
 
 def _dec_path(dec: Decoder, data: bytes) -> Any:
     kind, text = dec.unpack(data)
-    tp = ext.PATH_TYPES[kind]
+    types = ext.path_types()
+    tp = types[kind]
     try:
         return tp(text)
     except Exception:  # a concrete path of another OS: keep its pure flavour
-        return ext.PATH_TYPES[kind % 2](text)
+        return types[kind % 2](text)
 
 
 def _dec_pattern(dec: Decoder, data: bytes) -> Any:

@@ -14,11 +14,11 @@ import dataclasses
 import datetime
 import decimal
 import enum
-import pathlib
 import re
+import sys
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ormsgpack
 
@@ -53,7 +53,6 @@ from stategraph.checkpoint.serde._ext import (
     EXT_TZINFO,
     EXT_UUID,
     FACTORY_NAMES,
-    PATH_TYPES,
     PATTERN_TYPE,
     SUBCLASS_BASES,
     EncodeFn,
@@ -62,7 +61,11 @@ from stategraph.checkpoint.serde._ext import (
     Unencodable,
     class_ref,
     flat_pairs,
+    path_types,
 )
+
+if TYPE_CHECKING:
+    import pathlib
 
 # ------------------------------------------------------------------------- encoders
 
@@ -135,16 +138,16 @@ def _enc_tzinfo(enc: Encoder, obj: datetime.tzinfo) -> ormsgpack.Ext:
 
 
 def _enc_uuid(enc: Encoder, obj: uuid.UUID) -> ormsgpack.Ext:
-    return ormsgpack.Ext(EXT_UUID, obj.bytes)
+    return enc.wrap(EXT_UUID, obj.bytes)
 
 
 def _enc_decimal(enc: Encoder, obj: decimal.Decimal) -> ormsgpack.Ext:
-    return ormsgpack.Ext(EXT_DECIMAL, str(obj).encode())
+    return enc.wrap(EXT_DECIMAL, str(obj).encode())
 
 
 def _enc_bigint(enc: Encoder, obj: int) -> ormsgpack.Ext:
     size = obj.bit_length() // 8 + 1
-    return ormsgpack.Ext(EXT_BIGINT, int(obj).to_bytes(size, "big", signed=True))
+    return enc.wrap(EXT_BIGINT, int(obj).to_bytes(size, "big", signed=True))
 
 
 def _enc_complex(enc: Encoder, obj: complex) -> ormsgpack.Ext:
@@ -152,9 +155,12 @@ def _enc_complex(enc: Encoder, obj: complex) -> ormsgpack.Ext:
 
 
 def _enc_path(enc: Encoder, obj: pathlib.PurePath) -> ormsgpack.Ext:
+    import pathlib
+
     tp = type(obj)
-    if tp in PATH_TYPES:
-        kind = PATH_TYPES.index(tp)
+    types = path_types()
+    if tp in types:
+        kind = types.index(tp)
     else:
         windows = isinstance(obj, pathlib.PureWindowsPath)
         concrete = isinstance(obj, pathlib.Path)
@@ -384,7 +390,6 @@ _EXACT: dict[type, EncodeFn] = {
     collections.Counter: _enc_counter,
     collections.defaultdict: _enc_defaultdict,
     PairsDict: _enc_pairs,
-    **dict.fromkeys(PATH_TYPES, _enc_path),
 }
 
 _ISINSTANCE: tuple[tuple[type, EncodeFn], ...] = (
@@ -394,7 +399,6 @@ _ISINSTANCE: tuple[tuple[type, EncodeFn], ...] = (
     (datetime.timedelta, _enc_timedelta),
     (uuid.UUID, _enc_uuid),
     (decimal.Decimal, _enc_decimal),
-    (pathlib.PurePath, _enc_path),
 )
 """Subclasses of these standard types are stored as the standard type."""
 
@@ -423,6 +427,9 @@ def resolve_encoder(tp: type, registry: TypeRegistry) -> EncodeFn:
     for base, fn in _ISINSTANCE:
         if issubclass(tp, base):
             return fn
+    pathlib = sys.modules.get("pathlib")  # a path's class is loaded: pathlib is too
+    if pathlib is not None and issubclass(tp, pathlib.PurePath):
+        return _enc_path
     for base_name, base in SUBCLASS_BASES:
         if issubclass(tp, base):
             return _subclass_encoder(tp, base_name, base)

@@ -18,14 +18,17 @@ int/float/bool/None/tuple keys as native map keys; those payloads still load.)
 from __future__ import annotations
 
 import collections
-import pathlib
 import re
+import struct
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ormsgpack
 
 from stategraph.checkpoint.serde._allowlist import TypeRegistry
+
+if TYPE_CHECKING:
+    import pathlib
 
 # Extension codes. Stable: they are part of the stored format.
 EXT_TUPLE = 1
@@ -74,12 +77,17 @@ LOAD_OPTIONS = 0
 """Options of every native unpack: ``str`` map keys only, whose hashes are randomized
 (maps with other keys are decoded by :mod:`stategraph.checkpoint.serde._pyunpack`)."""
 
-PATH_TYPES: tuple[type[pathlib.PurePath], ...] = (
-    pathlib.PurePosixPath,
-    pathlib.PureWindowsPath,
-    pathlib.PosixPath,
-    pathlib.WindowsPath,
-)
+
+def path_types() -> tuple[type[pathlib.PurePath], ...]:
+    """The path classes by stored kind: pure POSIX, pure Windows, POSIX, Windows.
+
+    ``pathlib`` (with ``urllib.parse`` and ``ipaddress`` behind it) is imported here,
+    when a path is stored or loaded, not with the serializer."""
+    import pathlib
+
+    return (pathlib.PurePosixPath, pathlib.PureWindowsPath, pathlib.PosixPath, pathlib.WindowsPath)
+
+
 PATTERN_TYPE = type(re.compile(""))
 
 FACTORY_NAMES: dict[Any, str] = {
@@ -114,6 +122,28 @@ SUBCLASS_BASES: tuple[tuple[str, type], ...] = (
 """Builtin bases whose subclasses are stored as ``[module, qualname, base, value]``."""
 
 EncodeFn = Callable[["Encoder", Any], ormsgpack.Ext]
+
+
+_FIXEXT = {1: 0xD4, 2: 0xD5, 4: 0xD6, 8: 0xD7, 16: 0xD8}
+
+
+def ext_bytes(code: int, data: bytes) -> bytes:
+    """The msgpack bytes of extension ``code`` holding ``data``: exactly what
+    ``ormsgpack.packb(ormsgpack.Ext(code, data))`` writes (the smallest header), made in
+    one allocation of the final size. Writing a large value's bytes this way, rather
+    than through a buffer that grows, lets them reuse the memory freed by earlier ones
+    (the process's peak memory stays near the size of what is kept)."""
+    size = len(data)
+    fixed = _FIXEXT.get(size)
+    if fixed is not None:
+        head = struct.pack(">Bb", fixed, code)
+    elif size <= 0xFF:
+        head = struct.pack(">BBb", 0xC7, size, code)
+    elif size <= 0xFFFF:
+        head = struct.pack(">BHb", 0xC8, size, code)
+    else:
+        head = struct.pack(">BIb", 0xC9, size, code)
+    return b"".join((head, data))
 
 
 class Unencodable(TypeError):
@@ -185,9 +215,10 @@ class Encoder:
     ormsgpack replaces it by a generic ``TypeError``.
     """
 
-    __slots__ = ("cache", "default", "error", "option", "registry", "slow")
+    __slots__ = ("cache", "default", "error", "option", "registry", "slow", "wrap")
 
     def __init__(self, registry: TypeRegistry, cache: dict[type, EncodeFn], *, slow: bool) -> None:
+        self.wrap: Callable[[int, bytes], ormsgpack.Ext] = ormsgpack.Ext
         self.registry = registry
         self.cache = cache
         self.slow = slow
@@ -205,7 +236,7 @@ class Encoder:
 
     def ext(self, code: int, payload: Any) -> ormsgpack.Ext:
         """An extension of ``code`` holding ``payload`` packed recursively."""
-        return ormsgpack.Ext(code, self.pack(payload))
+        return self.wrap(code, self.pack(payload))
 
     def _default_fast(self, obj: Any) -> ormsgpack.Ext:
         tp = type(obj)
@@ -215,6 +246,16 @@ class Encoder:
 
             fn = self.cache[tp] = resolve_encoder(tp, self.registry)
         return fn(self, obj)
+
+    def outermost(self) -> Encoder:
+        """An encoder of top-level values for this (fast) one: the encode functions
+        called with it return the msgpack bytes of their extension (:func:`ext_bytes`)
+        instead of an ``Ext`` for ormsgpack to copy; values nested in them are still
+        packed by this encoder."""
+        top = Encoder(self.registry, self.cache, slow=self.slow)
+        top.default = self.default
+        top.wrap = ext_bytes  # type: ignore[assignment]  # bytes in place of the Ext
+        return top
 
     def _default_slow(self, obj: Any) -> ormsgpack.Ext:
         try:

@@ -17,12 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from threading import get_ident
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ormsgpack
 
 from stategraph.checkpoint.serde._allowlist import TypeRegistry, collect_schema_types
-from stategraph.checkpoint.serde._decode import Decoder
 from stategraph.checkpoint.serde._ext import FAST_OPTIONS, EncodeFn, Encoder, Unencodable
 from stategraph.checkpoint.serde.base import (
     DeserializationError,
@@ -31,6 +30,9 @@ from stategraph.checkpoint.serde.base import (
     UnknownTypeWarning,
     typed_pair,
 )
+
+if TYPE_CHECKING:
+    from stategraph.checkpoint.serde._decode import Decoder
 
 __all__ = [
     "JsonPlusSerializer",
@@ -145,6 +147,7 @@ class JsonPlusSerializer:
         "_json_modules",
         "_registry",
         "_strict",
+        "_top",
         "pickle_fallback",
     )
 
@@ -169,6 +172,7 @@ class JsonPlusSerializer:
         self._registry = TypeRegistry()
         self._cache: dict[type, EncodeFn] = {}
         self._fast = Encoder(self._registry, self._cache, slow=False)
+        self._top = self._fast.outermost()
         self._strict = strict
         self._decoders: dict[int, Decoder] = {}  # one per thread (they count depth)
         self.pickle_fallback = pickle_fallback
@@ -251,10 +255,7 @@ class JsonPlusSerializer:
         if tp is bytearray:
             return ("bytearray", bytes(obj))
         try:
-            return (
-                "msgpack",
-                ormsgpack.packb(obj, default=self._fast.default, option=FAST_OPTIONS),
-            )
+            return ("msgpack", self._dumps_fast(obj, tp))
         except TypeError:
             pass
         try:
@@ -271,6 +272,24 @@ class JsonPlusSerializer:
                     f"Cannot serialize a value of type '{_type_name(tp)}' with msgpack nor "
                     f"pickle: {exc}"
                 ) from exc
+
+    def _dumps_fast(self, obj: Any, tp: type) -> bytes:
+        """Encode natively (``str`` dict keys only); raise ``TypeError`` otherwise.
+
+        A value of a class already handed to the encoders (a message dataclass, a
+        pydantic model...) is encoded by its encode function directly, which writes the
+        extension's bytes at their final size (see
+        :func:`~stategraph.checkpoint.serde._ext.ext_bytes`): the same bytes
+        as ormsgpack's, without a growing copy of a large payload. (``int`` is left
+        to ormsgpack: only the big ones are extensions.)"""
+        fn = self._cache.get(tp)
+        if fn is None or tp is int:
+            return ormsgpack.packb(obj, default=self._fast.default, option=FAST_OPTIONS)
+        try:
+            packed: Any = fn(self._top, obj)
+        except Exception as exc:  # as ormsgpack reports a failing ``default``
+            raise TypeError(f"Type is not msgpack serializable: {_type_name(tp)}") from exc
+        return packed if type(packed) is bytes else ormsgpack.packb(packed)
 
     def _dumps_slow(self, obj: Any) -> bytes:
         """Encode with the pre-walk (non-``str`` keys) and precise error reporting."""
@@ -352,6 +371,8 @@ class JsonPlusSerializer:
         tid = get_ident()
         dec = self._decoders.get(tid)
         if dec is None or dec.levels:  # none yet, or in use by this thread (re-entrant)
+            from stategraph.checkpoint.serde._decode import Decoder  # first load: not before
+
             dec = Decoder(self._registry, self._strict, record=False)
             if len(self._decoders) > 256:
                 self._decoders.clear()
@@ -363,6 +384,8 @@ class JsonPlusSerializer:
         except (ValueError, TypeError, RecursionError) as exc:
             first_error: BaseException = exc
         # Failed: run again with a decoder that keeps the original error of the hook.
+        from stategraph.checkpoint.serde._decode import Decoder
+
         dec = Decoder(self._registry, self._strict)
         try:
             value = dec.load(payload)
