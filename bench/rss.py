@@ -7,7 +7,7 @@ resident set (``VmHWM``) after the harness's own imports, after importing ``LIB.
 after building the graph and after the first run. "Above harness" is the peak after the
 run minus the peak of the harness alone (issue 23's goal 3 compares it with twice the
 state payload plus 3 MB). The payload is the deep ``getsizeof`` of the final
-``messages``; the saver's bytes are the serialized values its in-memory tables hold.
+``messages`` (of the whole final state, for a workload without one); the saver's bytes are the serialized values its in-memory tables hold.
 Run it with ``python -m bench.rss`` (never imported into a process that did other work:
 the high-water mark is the process's whole life).
 """
@@ -98,12 +98,13 @@ def measure(lib: str, name: str = DEFAULT_WORKLOAD) -> dict[str, Any]:
     stages["run"] = vm_mb()["VmHWM"]
     lazy = len(set(sys.modules) - before)
     if graph.checkpointer is not None:
-        messages = graph.get_state(cfg).values["messages"]
+        values = graph.get_state(cfg).values
     else:  # no saved state to read: the output of one more run (after the peak is taken)
-        messages = graph.invoke(data, W.fresh_config(config))["messages"]
+        values = graph.invoke(data, W.fresh_config(config))
+    messages = values.get("messages", values)
     payload = deep_size(messages) / 2**20
     saver_mb = _saver_bytes(graph.checkpointer) / 2**20 if graph.checkpointer else 0.0
-    del messages
+    del messages, values
     drop_threads(graph, [cfg])
     gc.collect()
     for _ in range(2):

@@ -83,6 +83,25 @@ def test_rss_reports_the_stages_and_goal(tmp_path: Path) -> None:
     assert "react_agent_100x_checkpoint" in out
 
 
+def test_rss_takes_the_whole_state_as_payload_without_messages(tmp_path: Path) -> None:
+    """The fan-out workload's state has no ``messages`` key: its payload is the whole
+    final state (it used to fail with a KeyError)."""
+    out = tmp_path / "rss.json"
+    workload = "fanout_to_subgraph_100x_checkpoint"
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.rss", "--workload", workload, "--json", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(out.read_text())
+    assert data["workload"] == workload
+    assert 0.5 < data["payload_mb"] < 5  # the 100 subgraph results
+    assert data["saver_mb"] > 0
+
+
 def test_storage_measures_a_short_chat(tmp_path: Path) -> None:
     out = _bench("storage", "--turns", "20", "--save", str(tmp_path))
     data = json.loads((tmp_path / "storage-stategraph.json").read_text())
