@@ -284,7 +284,8 @@ def _drive_sync(loop: Loop, chunks: queue.SimpleQueue[Any] | None, guard: Any) -
             resolve(watch.started())
         effect = gen.send(None)
         while True:
-            if chunks is not None:
+            # (empty() first: the caller is the only consumer, and most steps leave nothing)
+            if chunks is not None and not chunks.empty():
                 yield from _drain(chunks)
             value = None
             match effect:
@@ -359,7 +360,6 @@ def _is_done_note(item: Any) -> bool:
 
 
 def _drain(chunks: queue.SimpleQueue[Any]) -> Iterator[Any]:
-    # (empty() first: the caller is the only consumer, and most steps leave nothing)
     while not chunks.empty():
         item = chunks.get_nowait()
         if not _is_done_note(item):
@@ -385,7 +385,7 @@ def _streams_while_running(loop: Loop, task: Task) -> bool:
     if run.sink is None or not run.modes:
         return False
     modes = run.modes
-    if modes & _LIVE_MODES:
+    if not _LIVE_MODES.isdisjoint(modes):
         return True
     if run.subgraphs and task.node.subgraphs:
         return True
