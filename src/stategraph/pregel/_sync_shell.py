@@ -47,6 +47,8 @@ _PROBE = 1.0
 """Seconds between checks, while a step's tasks run, that they are still progressing."""
 _LOST_AFTER = 3
 """Checks in a row with submitted tasks and none of them started: the tasks are lost."""
+_STEP_END_MODES = frozenset({"values"})
+"""Modes whose chunks come only when a step ends (those of a subgraph apart)."""
 _LIVE_MODES = frozenset({"messages", "custom"})
 """Modes whose chunks a node produces while it runs: its task then runs on a worker
 thread (even alone in its step) so the caller receives them as they come."""
@@ -437,8 +439,24 @@ def _execute(
             futures[fut] = task
             fut.add_done_callback(lambda f: done_q.put((_DONE, f)))
 
+        def finished(task: Task) -> None:
+            nonlocal failed
+            spawned = _finish(loop, task, saver)
+            if spawned:
+                # error handlers start at once, ahead of tasks still waiting for a slot
+                pending_tasks[:0] = spawned
+            elif task.error is not None and not isinstance(task.error, GraphBubbleUp):
+                failed = True
+            while pending_tasks and not failed and len(futures) < limit:
+                submit(pending_tasks.pop(0))
+
+        own = pending_tasks.pop(0) if _caller_takes_one(loop, tasks, step_timeout, limit) else None
         while pending_tasks and len(futures) < limit:
             submit(pending_tasks.pop(0))
+        if own is not None:
+            # the others are on their way to the pool: run this one here, as alone
+            contextvars.copy_context().run(run_task_sync, own, loop)
+            finished(own)
         deadline = time.monotonic() + step_timeout if step_timeout else None
         stalled = 0
         while futures:
@@ -475,18 +493,31 @@ def _execute(
             exc = fut.exception()
             if exc is not None:
                 record_failure(task, exc)
-            spawned = _finish(loop, task, saver)
-            if spawned:
-                # error handlers start at once, ahead of tasks still waiting for a slot
-                pending_tasks[:0] = spawned
-            elif task.error is not None and not isinstance(task.error, GraphBubbleUp):
-                failed = True
-            while pending_tasks and not failed and len(futures) < limit:
-                submit(pending_tasks.pop(0))
+            finished(task)
     if cache is not None:
         entries = cache_entries(tasks)
         if entries:
             cache.set(entries)
+
+
+def _caller_takes_one(
+    loop: Loop, tasks: list[Task], step_timeout: float | None, limit: int
+) -> bool:
+    """Whether the caller's thread runs the first of a step's several tasks itself
+    (instead of handing it to the pool and waiting idle).
+
+    Only when that changes nothing the caller owes: every task is in flight at once
+    (no task waits for a slot the caller would only free after its own task), no step
+    timeout is set (a thread cannot be stopped, the caller must stay free to give up),
+    and no chunk is due before the step ends (the caller must be free to yield the
+    update of a task that ends first, or a chunk a task sends while it runs).
+    """
+    if step_timeout is not None or limit < len(tasks):
+        return False
+    run = loop.run
+    if run.sink is None or not run.modes:
+        return True
+    return run.modes <= _STEP_END_MODES and not any(_streams_while_running(loop, t) for t in tasks)
 
 
 def _none_running(futures: dict[Future[Any], Task]) -> bool:
