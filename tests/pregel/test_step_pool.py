@@ -39,10 +39,12 @@ def test_later_runs_reuse_the_worker_threads_of_earlier_runs() -> None:
     for i in range(6):
         assert app.invoke(i) == [i, i]
     assert len(seen) == 12
-    assert threading.main_thread() not in seen
+    # the caller runs one task of each step itself, the pool the other
+    pooled = [t for t in seen if t is not threading.main_thread()]
+    assert len(pooled) == 6
     # one pool of max(4, 2) threads served all six runs (a pool per run would have
     # started at least one new thread per run)
-    assert len({id(t) for t in seen}) <= 4
+    assert len({id(t) for t in pooled}) <= 4
 
 
 def test_nested_runs_on_pool_threads_get_pools_of_their_own() -> None:

@@ -173,12 +173,14 @@ def test_a_task_no_thread_picks_up_is_an_error_naming_run_step_and_task(
         )
     message = str(info.value)
     assert message.startswith("Run r-1: step 1: ")
-    assert "'a'" in message and "'b'" in message
+    # the caller ran 'a' itself: only 'b' went to the pool
+    assert "'b'" in message and "'a'" not in message
     assert "no thread started them" in message
-    # the last checkpoint is intact: the input step was saved
+    # the last checkpoint is intact: the input step was saved, with the writes 'a'
+    # left before the run stopped
     state = graph.get_state({"configurable": {"thread_id": "lost"}})  # type: ignore[attr-defined]
-    assert state.values == {"x": 0, "seen": []}
-    assert set(state.next) == {"a", "b"}
+    assert state.values == {"x": 0, "seen": ["a"]}
+    assert set(state.next) == {"b"}
 
 
 def test_drain_passes_chunks_and_skips_finished_future_notes() -> None:

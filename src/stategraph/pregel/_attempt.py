@@ -92,7 +92,8 @@ def make_context(
         return cfg
 
     base_runtime = runtime
-    checkpoint_id = run.loop.checkpoint_id if run.loop is not None else ""
+    loop = run.loop
+    checkpoint_id = loop.checkpoint_id if loop is not None else ""
 
     def make_runtime(ctx: TaskContext) -> Any:
         info = ExecutionInfo(
@@ -211,11 +212,14 @@ def enter(ctx: TaskContext) -> Any:
 
 def leave(token: Any) -> None:
     """Leave the scopes :func:`enter` entered and restore the previous task context."""
-    if isinstance(token, _ScopedToken):
+    if type(token) is _ScopedToken:
         for undo in reversed(token.undo):
             _reset_quietly(undo)
         token = token.token
-    _reset_quietly(CURRENT_TASK.reset, token)
+    try:
+        CURRENT_TASK.reset(token)
+    except ValueError:  # in another context: see _reset_quietly
+        pass
 
 
 def _reset_quietly(reset: Any, *args: Any) -> None:

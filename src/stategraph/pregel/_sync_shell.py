@@ -46,6 +46,8 @@ _PROBE = 1.0
 """Seconds between checks, while a step's tasks run, that they are still progressing."""
 _LOST_AFTER = 3
 """Checks in a row with submitted tasks and none of them started: the tasks are lost."""
+_STEP_END_MODES = frozenset({"values"})
+"""Modes whose chunks come only when a step ends (those of a subgraph apart)."""
 _LIVE_MODES = frozenset({"messages", "custom"})
 """Modes whose chunks a node produces while it runs: its task then runs on a worker
 thread (even alone in its step) so the caller receives them as they come."""
@@ -315,7 +317,8 @@ def _drive_sync(loop: Loop, chunks: queue.SimpleQueue[Any] | None, guard: Any) -
             resolve(watch.started())
         effect = gen.send(None)
         while True:
-            if chunks is not None:
+            # (empty() first: the caller is the only consumer, and most steps leave nothing)
+            if chunks is not None and not chunks.empty():
                 yield from _drain(chunks)
             value = None
             match effect:
@@ -393,7 +396,6 @@ def _is_done_note(item: Any) -> bool:
 
 
 def _drain(chunks: queue.SimpleQueue[Any]) -> Iterator[Any]:
-    # (empty() first: the caller is the only consumer, and most steps leave nothing)
     while not chunks.empty():
         item = chunks.get_nowait()
         if not _is_done_note(item):
@@ -422,7 +424,7 @@ def _streams_while_running(loop: Loop, task: Task) -> bool:
     if run.sink is None or not run.modes:
         return False
     modes = run.modes
-    if modes & _LIVE_MODES:
+    if not _LIVE_MODES.isdisjoint(modes):
         return True
     if run.subgraphs and task.node.subgraphs:
         return True
@@ -474,8 +476,26 @@ def _execute(
             futures[fut] = task
             fut.add_done_callback(lambda f: done_q.put((_DONE, f)))
 
+        def finished(task: Task) -> None:
+            nonlocal failed
+            # the step's last task (nothing in flight or waiting): its writes may be held
+            # to be saved with the step's checkpoint
+            spawned = _finish(loop, task, saver, not futures and not pending_tasks)
+            if spawned:
+                # error handlers start at once, ahead of tasks still waiting for a slot
+                pending_tasks[:0] = spawned
+            elif task.error is not None and not isinstance(task.error, GraphBubbleUp):
+                failed = True
+            while pending_tasks and not failed and len(futures) < limit:
+                submit(pending_tasks.pop(0))
+
+        own = pending_tasks.pop(0) if _caller_takes_one(loop, tasks, step_timeout, limit) else None
         while pending_tasks and len(futures) < limit:
             submit(pending_tasks.pop(0))
+        if own is not None:
+            # the others are on their way to the pool: run this one here, as alone
+            contextvars.copy_context().run(run_task_sync, own, loop)
+            finished(own)
         deadline = time.monotonic() + step_timeout if step_timeout else None
         stalled = 0
         while futures:
@@ -512,18 +532,31 @@ def _execute(
             exc = fut.exception()
             if exc is not None:
                 record_failure(task, exc)
-            spawned = _finish(loop, task, saver, not futures and not pending_tasks)
-            if spawned:
-                # error handlers start at once, ahead of tasks still waiting for a slot
-                pending_tasks[:0] = spawned
-            elif task.error is not None and not isinstance(task.error, GraphBubbleUp):
-                failed = True
-            while pending_tasks and not failed and len(futures) < limit:
-                submit(pending_tasks.pop(0))
+            finished(task)
     if cache is not None:
         entries = cache_entries(tasks)
         if entries:
             cache.set(entries)
+
+
+def _caller_takes_one(
+    loop: Loop, tasks: list[Task], step_timeout: float | None, limit: int
+) -> bool:
+    """Whether the caller's thread runs the first of a step's several tasks itself
+    (instead of handing it to the pool and waiting idle).
+
+    Only when that changes nothing the caller owes: every task is in flight at once
+    (no task waits for a slot the caller would only free after its own task), no step
+    timeout is set (a thread cannot be stopped, the caller must stay free to give up),
+    and no chunk is due before the step ends (the caller must be free to yield the
+    update of a task that ends first, or a chunk a task sends while it runs).
+    """
+    if step_timeout is not None or limit < len(tasks):
+        return False
+    run = loop.run
+    if run.sink is None or not run.modes:
+        return True
+    return run.modes <= _STEP_END_MODES and not any(_streams_while_running(loop, t) for t in tasks)
 
 
 def _none_running(futures: dict[Future[Any], Task]) -> bool:
