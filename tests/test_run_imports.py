@@ -1,0 +1,52 @@
+"""Modules an ordinary graph does not load: building and running a ``MessagesState``
+graph with an in-memory checkpointer imports only what that path uses (peak memory,
+issue 23), while the features that need the others still load them when used."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+_RUN_A_GRAPH = """
+import sys
+from stategraph.checkpoint.memory import InMemorySaver
+from stategraph.graph import END, START, MessagesState, StateGraph
+from stategraph.messages import AIMessage, HumanMessage
+
+def agent(state):
+    return {"messages": [AIMessage("hi", id=f"a{len(state['messages'])}")]}
+
+builder = StateGraph(MessagesState)
+builder.add_node("agent", agent)
+builder.add_edge(START, "agent")
+builder.add_edge("agent", END)
+graph = builder.compile(checkpointer=InMemorySaver())
+config = {"configurable": {"thread_id": "t"}}
+out = graph.invoke({"messages": [HumanMessage("hello", id="h")]}, config)
+assert [m.content for m in out["messages"]] == ["hello", "hi"], out
+assert [m.content for m in graph.get_state(config).values["messages"]] == ["hello", "hi"]
+"""
+
+
+def _loaded_after_a_run(*modules: str) -> list[str]:
+    code = _RUN_A_GRAPH + f"print(','.join(m for m in {modules!r} if m in sys.modules))\n"
+    done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    return [m for m in done.stdout.strip().split(",") if m]
+
+
+def test_running_a_messages_graph_leaves_json_unloaded() -> None:
+    assert _loaded_after_a_run("json") == []
+
+
+def test_tool_call_json_still_parses_and_dumps() -> None:
+    code = (
+        "import sys\n"
+        "from stategraph.messages import AIMessageChunk, ToolCallChunk\n"
+        "assert 'json' not in sys.modules\n"
+        "c = AIMessageChunk('', tool_call_chunks=[ToolCallChunk(name='f', args='{\"a\": 1', "
+        "id='c1', index=0)])\n"
+        "assert c.tool_calls[0]['args'] == {'a': 1}, c.tool_calls\n"
+        "d = AIMessageChunk('', tool_calls=[{'name': 'f', 'args': {'b': 2}, 'id': 'c2'}])\n"
+        "assert d.tool_call_chunks[0]['args'] == '{\"b\": 2}', d.tool_call_chunks\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
