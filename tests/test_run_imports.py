@@ -38,6 +38,22 @@ def test_running_a_messages_graph_leaves_json_unloaded() -> None:
     assert _loaded_after_a_run("json") == []
 
 
+def test_running_a_graph_leaves_the_model_call_machinery_unloaded() -> None:
+    assert _loaded_after_a_run("stategraph.observe._model_calls") == []
+
+
+def test_task_scopes_keep_their_import_paths() -> None:
+    from stategraph import observe
+    from stategraph._bridges import langchain_bridge
+    from stategraph.observe import _model_calls, _task_scopes
+
+    assert observe.task_scopes is _model_calls.task_scopes is _task_scopes.task_scopes
+    assert observe.TaskScope is _model_calls.TaskScope is _task_scopes.TaskScope
+    bridge = langchain_bridge()
+    expected = [] if bridge is None else [bridge.enter_task]
+    assert _task_scopes.task_scopes(object()) == expected  # type: ignore[arg-type]
+
+
 def test_tool_call_json_still_parses_and_dumps() -> None:
     code = (
         "import sys\n"

@@ -70,10 +70,10 @@ _LAZY = {
     "unregister_observer": "stategraph.observe._registry",
     "ModelCall": "stategraph.observe._model_calls",
     "ModelCallHandler": "stategraph.observe._model_calls",
-    "TaskScope": "stategraph.observe._model_calls",
+    "TaskScope": "stategraph.observe._task_scopes",
     "begin_model_call": "stategraph.observe._model_calls",
     "run_wants_model_calls": "stategraph.observe._model_calls",
-    "task_scopes": "stategraph.observe._model_calls",
+    "task_scopes": "stategraph.observe._task_scopes",
     "LoopRecord": "stategraph.observe._protocol",
     "NodeRecord": "stategraph.observe._protocol",
     "RunAndTask": "stategraph.observe._protocol",
@@ -92,10 +92,8 @@ if TYPE_CHECKING:
     from stategraph.observe._model_calls import (
         ModelCall,
         ModelCallHandler,
-        TaskScope,
         begin_model_call,
         run_wants_model_calls,
-        task_scopes,
     )
     from stategraph.observe._protocol import (
         LoopRecord,
@@ -109,5 +107,6 @@ if TYPE_CHECKING:
         call_run_metadata,
         task_run_metadata,
     )
+    from stategraph.observe._task_scopes import TaskScope, task_scopes
 
 __getattr__, __dir__ = lazy_attributes(__name__, _LAZY, globals())
