@@ -42,6 +42,43 @@ def test_running_a_graph_leaves_the_model_call_machinery_unloaded() -> None:
     assert _loaded_after_a_run("stategraph.observe._model_calls") == []
 
 
+def test_a_run_nobody_observes_leaves_the_observer_machinery_unloaded() -> None:
+    observers = (
+        "stategraph.observe._protocol",
+        "stategraph.observe._fanout",
+        "stategraph.observe._logging",
+        "stategraph.pregel._watch",
+    )
+    assert _loaded_after_a_run(*observers) == []
+
+
+def test_debug_logging_still_observes_a_run() -> None:
+    code = (
+        "import logging\n"
+        "records = []\n"
+        "class Keep(logging.Handler):\n"
+        "    def emit(self, record): records.append(record.getMessage())\n"
+        "log = logging.getLogger('stategraph.run')\n"
+        "log.setLevel(logging.DEBUG)\n"
+        "log.addHandler(Keep())\n"
+        + _RUN_A_GRAPH
+        + "assert 'stategraph.observe._logging' in sys.modules\n"
+        "assert records, records\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_observe_helpers_keep_their_import_paths() -> None:
+    from stategraph import observe
+    from stategraph.observe import _logging, _run_logger, _run_metadata
+
+    for name in ("task_run_metadata", "call_run_metadata", "call_namespace"):
+        assert getattr(observe, name) is getattr(_run_metadata, name)
+    assert _logging.debug_logging_enabled is _run_logger.debug_logging_enabled
+    assert _logging.logger is _run_logger.logger
+    assert _run_logger.logger.name == "stategraph.run"
+
+
 def test_task_scopes_keep_their_import_paths() -> None:
     from stategraph import observe
     from stategraph._bridges import langchain_bridge

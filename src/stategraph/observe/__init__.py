@@ -81,9 +81,9 @@ _LAZY = {
     "RunRecord": "stategraph.observe._protocol",
     "StepRecord": "stategraph.observe._protocol",
     "TaskRecord": "stategraph.observe._protocol",
-    "task_run_metadata": "stategraph.observe._protocol",
-    "call_run_metadata": "stategraph.observe._protocol",
-    "call_namespace": "stategraph.observe._protocol",
+    "task_run_metadata": "stategraph.observe._run_metadata",
+    "call_run_metadata": "stategraph.observe._run_metadata",
+    "call_namespace": "stategraph.observe._run_metadata",
 }
 
 if TYPE_CHECKING:
@@ -103,6 +103,8 @@ if TYPE_CHECKING:
         RunRecord,
         StepRecord,
         TaskRecord,
+    )
+    from stategraph.observe._run_metadata import (
         call_namespace,
         call_run_metadata,
         task_run_metadata,
