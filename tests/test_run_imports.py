@@ -103,3 +103,29 @@ def test_tool_call_json_still_parses_and_dumps() -> None:
         "assert d.tool_call_chunks[0]['args'] == '{\"b\": 2}', d.tool_call_chunks\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_running_a_messages_graph_leaves_the_message_helpers_unloaded() -> None:
+    assert _loaded_after_a_run("stategraph.messages._utils") == []
+
+
+def test_message_helpers_load_on_first_use_under_their_public_names() -> None:
+    code = (
+        "import sys, stategraph.messages as m\n"
+        "assert 'stategraph.messages._utils' not in sys.modules\n"
+        "assert 'trim_messages' in dir(m) and 'trim_messages' in m.__all__\n"
+        "from stategraph.messages import get_buffer_string, HumanMessage\n"
+        "assert get_buffer_string([HumanMessage('hi')]) == 'Human: hi'\n"
+        "from stategraph.messages import _utils\n"
+        "assert set(m.__all__) >= set(_utils.__all__) - {'MessagesTransform'}\n"
+        "assert m.trim_messages is _utils.trim_messages\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_message_package_lists_its_helpers_as_utils_does() -> None:
+    import stategraph.messages as m
+    from stategraph.messages import _utils
+
+    assert sorted(m._UTILS) == sorted(set(_utils.__all__) - {"MessagesTransform"})
+    assert m.__all__[-len(m._UTILS) - 1 : -1] == list(m._UTILS)
