@@ -11,8 +11,8 @@ from stategraph import _clock
 from stategraph._bridges import langchain_bridge
 from stategraph.graph.state import StateGraph
 from stategraph.messages import AnyMessage, BaseMessage, BaseMessageChunk, _convert_one
+from stategraph.messages._base import copy_message
 from stategraph.messages._chunks import is_chunk, message_chunk_to_message
-from stategraph.messages._utils import copy_message
 
 __all__ = ["add_messages", "MessageGraph", "MessagesState", "REMOVE_ALL_MESSAGES"]
 

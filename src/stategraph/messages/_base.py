@@ -151,6 +151,15 @@ class BaseMessage:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
 
+def copy_message(message: Any, update: dict[str, Any]) -> Any:
+    """A copy of ``message`` with the fields in ``update`` replaced: ``copy()`` of one of
+    ours, ``model_copy()`` of a pydantic one (LangChain's); any other value as it is."""
+    if isinstance(message, BaseMessage):
+        return message.copy(update=update)
+    model_copy = getattr(message, "model_copy", None)
+    return model_copy(update=update) if callable(model_copy) else message
+
+
 @dataclass(kw_only=True)
 class HumanMessage(BaseMessage):
     """A message from the user."""

@@ -8,7 +8,6 @@ and arguments that are not a JSON object end up in ``invalid_tool_calls``.
 """
 
 import builtins
-import json
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Literal
 
@@ -268,6 +267,8 @@ class AIMessageChunk(AIMessage, BaseMessageChunk):
             self.tool_calls, parsed_invalid = _parse_tool_call_chunks(self.tool_call_chunks)
             self.invalid_tool_calls = [*parsed_invalid]
         elif self.tool_calls or self.invalid_tool_calls:
+            import json  # only a chunk built from parsed calls: not loaded with the messages
+
             self.tool_call_chunks = [
                 ToolCallChunk(
                     name=c["name"],

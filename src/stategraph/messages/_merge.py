@@ -16,7 +16,6 @@ reply assembled from our chunks equals one assembled from theirs):
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 __all__ = ["merge_content", "merge_dicts", "merge_lists", "add_usage", "parse_partial_json"]
@@ -182,6 +181,8 @@ def _close(text: str, cuts: list[int] | None = None) -> str | None:
 def _loads(text: str | None) -> tuple[bool, Any]:
     if text is None:
         return False, None
+    import json  # only a streamed tool call parses JSON: not loaded with the messages
+
     try:
         return True, json.loads(text, strict=False)
     except ValueError:

@@ -31,14 +31,14 @@ from stategraph.messages._chunks import (
 from stategraph.messages._convert import convert_to_messages
 
 __all__ = [
-    "trim_messages",
-    "filter_messages",
-    "messages_to_dict",
-    "messages_from_dict",
-    "message_to_dict",
-    "get_buffer_string",
-    "count_tokens_approximately",
     "MessagesTransform",
+    "count_tokens_approximately",
+    "filter_messages",
+    "get_buffer_string",
+    "message_to_dict",
+    "messages_from_dict",
+    "messages_to_dict",
+    "trim_messages",
 ]
 
 TypeFilter = Union[str, type, Sequence[Union[str, type]]]
@@ -307,15 +307,6 @@ def _copy_with(message: Any, update: dict[str, Any]) -> Any:
     if isinstance(message, BaseMessage):
         return message.copy(update=update)
     return message.model_copy(update=update)
-
-
-def copy_message(message: Any, update: dict[str, Any]) -> Any:
-    """A copy of ``message`` with the fields in ``update`` replaced: ``copy()`` of one of
-    ours, ``model_copy()`` of a pydantic one (LangChain's); any other value as it is."""
-    if isinstance(message, BaseMessage):
-        return message.copy(update=update)
-    model_copy = getattr(message, "model_copy", None)
-    return model_copy(update=update) if callable(model_copy) else message
 
 
 # ------------------------------------------------------------------ token counting

@@ -70,10 +70,10 @@ _LAZY = {
     "unregister_observer": "stategraph.observe._registry",
     "ModelCall": "stategraph.observe._model_calls",
     "ModelCallHandler": "stategraph.observe._model_calls",
-    "TaskScope": "stategraph.observe._model_calls",
+    "TaskScope": "stategraph.observe._task_scopes",
     "begin_model_call": "stategraph.observe._model_calls",
     "run_wants_model_calls": "stategraph.observe._model_calls",
-    "task_scopes": "stategraph.observe._model_calls",
+    "task_scopes": "stategraph.observe._task_scopes",
     "LoopRecord": "stategraph.observe._protocol",
     "NodeRecord": "stategraph.observe._protocol",
     "RunAndTask": "stategraph.observe._protocol",
@@ -81,9 +81,9 @@ _LAZY = {
     "RunRecord": "stategraph.observe._protocol",
     "StepRecord": "stategraph.observe._protocol",
     "TaskRecord": "stategraph.observe._protocol",
-    "task_run_metadata": "stategraph.observe._protocol",
-    "call_run_metadata": "stategraph.observe._protocol",
-    "call_namespace": "stategraph.observe._protocol",
+    "task_run_metadata": "stategraph.observe._run_metadata",
+    "call_run_metadata": "stategraph.observe._run_metadata",
+    "call_namespace": "stategraph.observe._run_metadata",
 }
 
 if TYPE_CHECKING:
@@ -92,10 +92,8 @@ if TYPE_CHECKING:
     from stategraph.observe._model_calls import (
         ModelCall,
         ModelCallHandler,
-        TaskScope,
         begin_model_call,
         run_wants_model_calls,
-        task_scopes,
     )
     from stategraph.observe._protocol import (
         LoopRecord,
@@ -105,9 +103,12 @@ if TYPE_CHECKING:
         RunRecord,
         StepRecord,
         TaskRecord,
+    )
+    from stategraph.observe._run_metadata import (
         call_namespace,
         call_run_metadata,
         task_run_metadata,
     )
+    from stategraph.observe._task_scopes import TaskScope, task_scopes
 
 __getattr__, __dir__ = lazy_attributes(__name__, _LAZY, globals())

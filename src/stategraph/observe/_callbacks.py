@@ -31,7 +31,8 @@ from stategraph.callbacks import (
 )
 from stategraph.constants import NS_SEP, TAG_HIDDEN
 from stategraph.errors import GraphInterrupt
-from stategraph.observe._protocol import RunObserver, call_run_metadata
+from stategraph.observe._protocol import RunObserver
+from stategraph.observe._run_metadata import call_run_metadata
 
 if TYPE_CHECKING:
     from stategraph.observe._protocol import RunRecord as RunContext

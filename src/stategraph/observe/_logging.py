@@ -7,23 +7,16 @@ nothing. Records go to the ``stategraph.run`` logger.
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING, Any
 
 from stategraph.observe._protocol import RunObserver
+from stategraph.observe._run_logger import debug_logging_enabled, logger
 
 if TYPE_CHECKING:
     from stategraph.observe._protocol import RunRecord as RunContext
     from stategraph.observe._protocol import TaskRecord as Task
 
 __all__ = ["LoggingObserver", "debug_logging_enabled"]
-
-logger = logging.getLogger("stategraph.run")
-
-
-def debug_logging_enabled() -> bool:
-    """Whether DEBUG records of ``stategraph.run`` would be emitted."""
-    return logger.isEnabledFor(logging.DEBUG)
 
 
 def _where(run: RunContext) -> str:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from stategraph import _clock
 from stategraph.constants import CALL_RESULT, ERROR, INTERRUPT
 from stategraph.observe._model_calls import ModelCall, ModelCallHandler
-from stategraph.observe._protocol import call_run_metadata, task_run_metadata
+from stategraph.observe._run_metadata import call_run_metadata, task_run_metadata
 
 if TYPE_CHECKING:
     from stategraph.observe._protocol import RunRecord as RunContext

@@ -40,10 +40,11 @@ one attribute, and returns ``None``.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from stategraph._context import CURRENT_TASK
+from stategraph.observe._task_scopes import TaskScope, task_scopes
 
 if TYPE_CHECKING:
     from stategraph._context import TaskContext
@@ -286,27 +287,3 @@ def begin_model_call(
     if not call.followers:
         return None
     return call
-
-
-# ---------------------------------------------------------------- task scopes
-
-TaskScope = Callable[["TaskContext"], Callable[[], None] | None]
-"""Prepares a task for a model library: called as the task starts running, returns
-the function that undoes it when the task stops (or ``None`` when nothing was done)."""
-
-
-def task_scopes(run: RunContext) -> list[TaskScope]:
-    """The scopes the tasks of ``run`` need for the model libraries in use.
-
-    A model library that keeps its own context (LangChain's callbacks and config)
-    gets a bridge: when the application has imported it, the bridge's ``enter_task``
-    gives the runs the library makes in a task their parent (the node's run, as in
-    LangGraph, so ``dispatch_custom_event`` works even when nobody listens) and makes
-    the library report to the hook. The bridge is found through
-    :mod:`stategraph._bridges`, so the runtime never imports it (nor the library)
-    otherwise.
-    """
-    from stategraph._bridges import langchain_bridge
-
-    bridge = langchain_bridge()
-    return [bridge.enter_task] if bridge is not None else []

@@ -13,11 +13,11 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
-from stategraph.observe._fanout import Observers
-from stategraph.observe._protocol import RunObserver
+from stategraph.observe._run_logger import debug_logging_enabled
 
 if TYPE_CHECKING:
-    from stategraph.observe._protocol import RunRecord
+    from stategraph.observe._fanout import Observers
+    from stategraph.observe._protocol import RunObserver, RunRecord
 
 __all__ = ["observers_for", "register_observer", "unregister_observer", "global_observers"]
 
@@ -53,11 +53,10 @@ def observers_for(config: dict[str, Any], parent: RunRecord | None) -> Observers
         inherited.items if inherited is not None else () if parent is not None else tuple(_GLOBAL)
     )
     extra: list[RunObserver] = []
-    if parent is None:
-        from stategraph.observe._logging import LoggingObserver, debug_logging_enabled
+    if parent is None and debug_logging_enabled():
+        from stategraph.observe._logging import LoggingObserver
 
-        if debug_logging_enabled():
-            extra.append(LoggingObserver())
+        extra.append(LoggingObserver())
     callbacks = config.get("callbacks")
     if callbacks:
         from stategraph.observe._callbacks import CallbackObserver
@@ -69,5 +68,8 @@ def observers_for(config: dict[str, Any], parent: RunRecord | None) -> Observers
     if not extra:
         if inherited is not None:
             return inherited
-        return Observers(base) if base else None
+        if not base:
+            return None  # nobody listens: the fan-out and its protocol stay unloaded
+    from stategraph.observe._fanout import Observers
+
     return Observers((*base, *extra))

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Union
 
 from stategraph.messages import ToolMessage
-from stategraph.messages._utils import copy_message
+from stategraph.messages._base import copy_message
 from stategraph.prebuilt._injection import resolved_hints
 from stategraph.prebuilt._tools import ToolInvocationError
 from stategraph.types import Command

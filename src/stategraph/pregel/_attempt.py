@@ -14,7 +14,7 @@ from stategraph._context import CURRENT_TASK, TaskContext
 from stategraph._notes import add_note
 from stategraph.constants import CONF, TASK_BOOKKEEPING
 from stategraph.errors import GraphBubbleUp, GraphInterrupt, ParentCommand
-from stategraph.observe._protocol import task_run_metadata
+from stategraph.observe._run_metadata import task_run_metadata
 from stategraph.pregel._retry import retry_delay
 from stategraph.runtime import ExecutionInfo
 from stategraph.types import Command

@@ -31,7 +31,6 @@ from stategraph.pregel._attempt import (
 from stategraph.pregel._cache_io import apply_cache_hits, cache_entries, cache_lookup_keys
 from stategraph.pregel._lease_guard import acquire_sync, fenced
 from stategraph.pregel._step_pool import StepPool
-from stategraph.pregel._watch import RunWatch
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -311,7 +310,11 @@ def _drive_sync(loop: Loop, chunks: queue.SimpleQueue[Any] | None, guard: Any) -
     saver = _Saver(loop.saver, guard.token_for(loop.saver) if guard is not None else None)
     pool = StepPool()
     value: Any = None
-    watch = RunWatch(loop) if loop.run.observers is not None else None
+    watch = None
+    if loop.run.observers is not None:
+        from stategraph.pregel._watch import RunWatch  # only an observed run reports
+
+        watch = RunWatch(loop)
     try:
         if watch is not None:
             resolve(watch.started())

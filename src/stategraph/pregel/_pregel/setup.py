@@ -325,7 +325,7 @@ def _caller_namespace(ctx: TaskContext, task: Task) -> str:
     LangGraph gives it."""
     if ctx.call is None:
         return task.ns
-    from stategraph.observe._protocol import call_namespace
+    from stategraph.observe._run_metadata import call_namespace
 
     call_id, name = ctx.call
     return call_namespace(task.ns, call_id, name)
