@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import operator
 import threading
-import time
 from typing import Annotated, Any, TypedDict
 
 import pytest
@@ -21,13 +20,17 @@ class _State(TypedDict):
 def _three(threads: dict[str, threading.Thread], *, fail_first: bool = False) -> Any:
     """START fans out to a, b, c; each records the thread it ran on."""
 
+    # b and c wait for each other: they must be running at the same time, on two pool
+    # threads (a timing-free check, also on a loaded machine)
+    both = threading.Barrier(2, timeout=30)
+
     def node(name: str) -> Any:
         def run(state: _State) -> dict[str, Any]:
             threads[name] = threading.current_thread()
             if name == "a" and fail_first:
                 raise ValueError("a failed")
             if name != "a":
-                time.sleep(0.05)
+                both.wait()
             return {"seen": [name]}
 
         return run
