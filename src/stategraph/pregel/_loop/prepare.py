@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from stategraph._task_ids import task_id_key, task_id_of_key
 from stategraph.constants import (
     CALL_RESULT,
     CALL_RESUME,
@@ -88,11 +89,17 @@ class PrepareMixin(ReportMixin):
                 names = sorted(found, key=order.__getitem__)
             else:
                 names = found
+        # a pull task's id key: this step's part, then the node's (made at compile)
+        step_key = task_id_key((cp_id, ns, step))
+        pull_keys = self.graph.pull_id_keys
         for name in names:
             node = self.nodes[name]
             if not triggered(node.triggers, channels, versions, seen_all.get(name), null):
                 continue
-            tid = make_task_id(cp_id, ns, step, name, PULL, *node.triggers)
+            node_key = pull_keys.get(name)
+            if node_key is None:  # a node added to the graph's nodes after it was built
+                node_key = task_id_key((name, PULL, *node.triggers))
+            tid = task_id_of_key(f"{step_key}\x00{node_key}")
             inp = None
             if for_execution:
                 select = node.channels
