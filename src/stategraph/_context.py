@@ -48,7 +48,6 @@ class TaskContext:
 
     def __init__(
         self,
-        *,
         make_config: Callable[[], dict[str, Any]],
         runtime: Any,
         scratchpad: Any,

@@ -1,4 +1,4 @@
-"""Pure helpers of the scheduling core: ``null_version_of``, ``triggered``, ``make_task_id``."""
+"""Pure helpers of the scheduling core: ``null_version_of``, ``triggered``, task ids."""
 
 from __future__ import annotations
 
@@ -72,3 +72,47 @@ def test_default_version_function_counts_integers() -> None:
     assert increment(None) == 1
     assert increment(1) == 2
     assert increment(41) == 42
+
+
+def test_a_task_id_key_joins_so_a_constant_tail_can_be_made_once() -> None:
+    from stategraph._task_ids import task_id_key, task_id_of_key
+
+    tail = task_id_key(("node", PULL, "a", "b"))
+    assert tail == f"node\x00{PULL}\x00a\x00b"
+    key = f"{task_id_key(('cp-1', 'ns', 3))}\x00{tail}"
+    assert task_id_of_key(key) == make_task_id("cp-1", "ns", 3, "node", PULL, "a", "b")
+
+
+def test_a_pull_task_runs_with_the_id_made_from_its_parts() -> None:
+    from typing_extensions import TypedDict
+
+    from stategraph.checkpoint.memory import InMemorySaver
+    from stategraph.config import get_config
+    from stategraph.graph import END, START, StateGraph
+
+    class State(TypedDict):
+        n: int
+
+    seen: list[tuple[str, str]] = []
+
+    def work(state: State) -> State:
+        conf = get_config()["configurable"]
+        seen.append((conf["__pregel_task_id"], conf["checkpoint_ns"]))
+        return {"n": state["n"] + 1}
+
+    builder = StateGraph(State)
+    builder.add_node("work", work)
+    builder.add_edge(START, "work")
+    builder.add_edge("work", END)
+    graph = builder.compile(checkpointer=InMemorySaver(), interrupt_before=["work"])
+    assert graph.pull_id_keys["work"] == f"work\x00{PULL}\x00branch:to:work"
+    config = {"configurable": {"thread_id": "t"}}
+    graph.invoke({"n": 1}, config)
+    paused = graph.get_state(config)
+    expected = graph.pull_task_ids(
+        paused.config["configurable"]["checkpoint_id"], "", paused.metadata["step"] + 1, "work"
+    )
+    assert expected is not None
+    assert [t.id for t in paused.tasks] == [expected[0]]
+    assert graph.invoke(None, config) == {"n": 2}
+    assert seen == [(expected[0], f"work:{expected[0]}")]

@@ -109,18 +109,20 @@ def make_context(
             execution_info=info, control=run.control, server_info=run.server_info
         )
 
+    # by position: a keyword call of a class builds a dict per call (once per task)
     ctx = TaskContext(
-        make_config=make_config,
-        runtime=None,
-        make_runtime=make_runtime,
-        first_attempt_time=time.time(),
-        scratchpad=task.scratchpad,
-        send=send,
-        checkpoint_ns=task.ns,
-        task_name=task.name,
-        task_id=task.id,
-        stream_writer=writer,
-        run=(run, task),
+        make_config,
+        None,
+        task.scratchpad,
+        send,
+        task.ns,
+        task.name,
+        task.id,
+        writer,
+        (run, task),
+        None,
+        make_runtime,
+        time.time(),
     )
     if run.model_handlers and run.messages is not None and "messages" in run.modes:
         run.messages.task_started(task)

@@ -37,6 +37,8 @@ class PregelGraph(Protocol):
     retry_policy: tuple[RetryPolicy, ...]
     trigger_to_nodes: dict[str, list[str]]
     node_order: dict[str, int]
+    pull_id_keys: dict[str, str]
+    """Per node, the constant tail of its pull task's id key (``_task_ids.task_id_key``)."""
     step_scoped: tuple[str, ...]
 
     @property

@@ -104,7 +104,6 @@ class Scratchpad:
 
     def __init__(
         self,
-        *,
         step: int,
         stop: int,
         resume: list[Any],
@@ -274,7 +273,6 @@ class Task:
 
     def __init__(
         self,
-        *,
         id: str,
         name: str,
         path: tuple[Any, ...],

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from stategraph._task_ids import task_id_key, task_id_of_key
 from stategraph.constants import (
     CALL_RESULT,
     CALL_RESUME,
@@ -88,11 +89,17 @@ class PrepareMixin(ReportMixin):
                 names = sorted(found, key=order.__getitem__)
             else:
                 names = found
+        # a pull task's id key: this step's part, then the node's (made at compile)
+        step_key = task_id_key((cp_id, ns, step))
+        pull_keys = self.graph.pull_id_keys
         for name in names:
             node = self.nodes[name]
             if not triggered(node.triggers, channels, versions, seen_all.get(name), null):
                 continue
-            tid = make_task_id(cp_id, ns, step, name, PULL, *node.triggers)
+            node_key = pull_keys.get(name)
+            if node_key is None:  # a node added to the graph's nodes after it was built
+                node_key = task_id_key((name, PULL, *node.triggers))
+            tid = task_id_of_key(f"{step_key}\x00{node_key}")
             inp = None
             if for_execution:
                 select = node.channels
@@ -124,6 +131,7 @@ class PrepareMixin(ReportMixin):
         name = node.name
         task_ns = f"{run.ns}|{name}:{tid}" if run.ns else f"{name}:{tid}"
         scratchpad = None
+        saved = False  # the task has writes saved by an earlier attempt of this step
         if for_execution:
             resume: list[Any] = []
             asked: list[Any] = []
@@ -133,6 +141,7 @@ class PrepareMixin(ReportMixin):
             for wtid, chan, val in self.pending_writes:
                 if wtid != tid:
                     continue
+                saved = True
                 if chan == RESUME:
                     resume = list(val)
                 elif chan == CALL_RESUME:
@@ -143,42 +152,43 @@ class PrepareMixin(ReportMixin):
                     calls[val[0]] = val[1]
                 elif chan == INTERRUPT and val:
                     pending_value = val[0].value
+            # positional calls: a keyword call of a class builds a dict per call, and
+            # this runs for every task of every step
             scratchpad = Scratchpad(
-                step=self.step,
-                stop=self.stop,
-                resume=resume,
-                asked=asked,
-                pending_value=pending_value,
+                self.step,
+                self.stop,
+                resume,
+                asked,
+                pending_value,
                 # a resume value answers only the tasks of the checkpoint being resumed
                 # (interrupted, or stopped at a breakpoint), never tasks of later steps
-                resume_state=(
+                (
                     run.resume_state
                     if (self.first_tick and self.resuming) or self.answer_any_step
                     else None
                 ),
-                strict=run.strict,
-                node=name,
-                calls=calls,
-                call_resume=call_resume,
+                run.strict,
+                name,
+                calls,
+                call_resume,
             )
         task = Task(
-            id=tid,
-            name=name,
-            path=path,
-            node=node,
-            input=inp,
-            triggers=triggers,
-            ns=task_ns,
-            scratchpad=scratchpad,
-            retry_policy=node.retry_policy or self.graph.retry_policy,
-            is_push=push,
-            timeout=node.timeout,
+            tid,
+            name,
+            path,
+            node,
+            inp,
+            triggers,
+            task_ns,
+            scratchpad,
+            node.retry_policy or self.graph.retry_policy,
+            push,
+            node.timeout,
         )
         if for_execution:
             channels = self.channels
             task.reader = lambda select: local_read(channels, select, task.writes, task)
-            pending = self.pending_writes
-            task.resuming = bool(pending) and any(w[0] == tid for w in pending)
+            task.resuming = saved
             task.resume_unfinished = self.first_tick and self.resuming
         return task
 

@@ -108,12 +108,16 @@ class PregelBase(GraphMarker):
         self.stream_transformers: tuple[Any, ...] = ()
         self.trigger_to_nodes: dict[str, list[str]] = {}
         self.node_order: dict[str, int] = {}
+        # per node, the part of its pull task's id key that is the same in every step
+        self.pull_id_keys: dict[str, str] = {}
         self.step_scoped: tuple[str, ...] = ()
         self._build_trigger_index()
         if auto_validate:
             self.validate()
 
     def _build_trigger_index(self) -> None:
+        from stategraph._task_ids import task_id_key
+        from stategraph.constants import PULL
         from stategraph.pregel._algo import step_scoped_channels
 
         self.node_order = {name: i for i, name in enumerate(self.nodes)}
@@ -123,6 +127,9 @@ class PregelBase(GraphMarker):
             for trig in node.triggers:
                 index.setdefault(trig, []).append(name)
         self.trigger_to_nodes = index
+        self.pull_id_keys = {
+            name: task_id_key((name, PULL, *node.triggers)) for name, node in self.nodes.items()
+        }
 
     @property
     def stream_keys(self) -> str | Sequence[str]:
