@@ -21,7 +21,15 @@ from langchain_core.callbacks import BaseCallbackHandler, BaseCallbackManager, C
 from langchain_core.runnables.config import var_child_runnable_config
 from langchain_core.tracers._streaming import _StreamingCallbackHandler
 
-from stategraph.observe import ModelCall, begin_model_call
+from stategraph.config import get_config
+from stategraph.observe import ModelCall, ModelCallObserving, begin_model_call
+
+# imported here, not in the functions below: those run on a task's thread, and a module
+# imported there for the first time can meet another thread's import (under pytest's
+# assertion rewriting, Python 3.11 fails two concurrent parses of source with
+# "SystemError: AST constructor recursion depth mismatch")
+from stategraph.observe._callbacks import CallbackObserver
+from stategraph.observe._events import EventStreamHandler
 
 if TYPE_CHECKING:
     from stategraph._context import TaskContext
@@ -125,9 +133,6 @@ def _with_bridge(callbacks: Any, bridge: HookBridge) -> Any:
 
 
 def _wants_tokens(run: Any, handlers: list[Any]) -> bool:
-    from stategraph.observe import ModelCallObserving
-    from stategraph.observe._events import EventStreamHandler
-
     if any(isinstance(h, EventStreamHandler) for h in handlers):
         return True
     return any(
@@ -140,8 +145,6 @@ def _wants_tokens(run: Any, handlers: list[Any]) -> bool:
 def _node_run(ctx: TaskContext) -> tuple[Any, Any] | None:
     """The callback observer of the task's run and the chain run the task is reported
     as (the graph's run for a task that is not traced), or ``None``."""
-    from stategraph.observe._callbacks import CallbackObserver
-
     pair = ctx.run
     if not isinstance(pair, tuple):
         return None
@@ -223,8 +226,6 @@ def enter_call(ctx: TaskContext, call_id: str) -> Callable[[], None]:
     in ``ctx``, the call's context) the call's config, as LangGraph attributes them to
     the task: its metadata and checkpoint namespace, and callbacks nesting under the
     call's run when a LangChain-style handler observes it."""
-    from stategraph.observe._callbacks import CallbackObserver
-
     config = dict(ctx.config)
     pair = ctx.run
     if not isinstance(pair, tuple):
@@ -271,8 +272,6 @@ def runnable_config() -> Any:
     current = var_child_runnable_config.get()
     if current is not None:
         return current
-    from stategraph.config import get_config
-
     try:
         return get_config()
     except RuntimeError:
