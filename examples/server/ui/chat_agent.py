@@ -18,7 +18,7 @@ from typing_extensions import TypedDict
 
 from stategraph.graph import END, START, StateGraph
 from stategraph.graph.message import add_messages
-from stategraph.messages import AIMessage, AIMessageChunk, HumanMessage, ToolMessage
+from stategraph.messages import AIMessage, AIMessageChunk, ToolMessage
 from stategraph.testing import FakeChatModel
 from stategraph.types import interrupt
 
@@ -43,11 +43,12 @@ def _city(text: str) -> str:
 def _reply(messages: list[Any]) -> AIMessage:
     """The scripted model: ask for the tool on a question, then answer from its result."""
     last = messages[-1]
-    if isinstance(last, ToolMessage):
+    # by type name, not class: with langchain-core loaded, add_messages builds its classes
+    if getattr(last, "type", None) == "tool":
         if last.status == "error":
             return AIMessage(f"All right, I will not look it up ({last.content}).")
         return AIMessage(f"Here is today's forecast for {last.content}. Enjoy your day!")
-    question = last.content if isinstance(last, HumanMessage) else ""
+    question = last.content if getattr(last, "type", None) == "human" else ""
     city = _city(question if isinstance(question, str) else "")
     return AIMessage(
         f"Let me look up the weather in {city} for you.",
