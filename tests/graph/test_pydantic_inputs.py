@@ -183,3 +183,8 @@ def test_an_input_with_every_field_is_the_model_model_validate_builds(extra: str
     # unchanged containers are fresh copies for each input
     a, b = inputs.validate(values), inputs.validate(values)
     assert a.first == b.first and a.first is not b.first
+    if extra == "allow":
+        # each input has a dict of extra keys of its own
+        assert a.__pydantic_extra__ == {} and a.__pydantic_extra__ is not b.__pydantic_extra__
+        a.surplus = 1  # type: ignore[attr-defined]
+        assert b.__pydantic_extra__ == {}

@@ -55,15 +55,15 @@ class _Memo:
 class ModelInputs:
     """Builds a model from channel values, validating only what changed."""
 
-    __slots__ = ("extra", "fields", "memo", "required", "schema", "validator")
+    __slots__ = ("extra_allowed", "fields", "memo", "required", "schema", "validator")
 
     def __init__(self, schema: Any) -> None:
         self.schema = schema
         self.validator = schema.__pydantic_validator__
         self.fields = tuple(schema.model_fields)
         self.required = frozenset(k for k, f in schema.model_fields.items() if f.is_required())
-        # what model_construct gives __pydantic_extra__ when no extra key is passed
-        self.extra = {} if schema.model_config.get("extra") == "allow" else None
+        # (model_construct gives such a model an empty dict of extra keys, others None)
+        self.extra_allowed = schema.model_config.get("extra") == "allow"
         # replaced as a whole (never mutated), so concurrent nodes see a consistent memo
         self.memo: _Memo | None = None
 
@@ -125,7 +125,7 @@ class ModelInputs:
             model = schema.__new__(schema)
             _set(model, "__dict__", data)
             _set(model, "__pydantic_fields_set__", set(values))
-            _set(model, "__pydantic_extra__", self.extra)
+            _set(model, "__pydantic_extra__", {} if self.extra_allowed else None)
             _set(model, "__pydantic_private__", None)
         else:
             model = schema.model_construct(_fields_set=set(values), **data)
