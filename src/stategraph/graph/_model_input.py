@@ -108,9 +108,9 @@ class ModelInputs:
         changed: list[str] = []
         containers = _CONTAINERS
         for k in self.fields:  # (the model's field order, as model_construct keeps)
-            if k not in values:
+            v = values.get(k, _ABSENT)
+            if v is _ABSENT:
                 continue
-            v = values[k]
             entry = entries.get(k)
             if entry is not None and entry[0] is v:
                 kept = entry[1]
@@ -142,6 +142,7 @@ class ModelInputs:
 
 
 _set = object.__setattr__
+_ABSENT: Any = object()
 
 _CONTAINERS = (list, dict, set)
 
