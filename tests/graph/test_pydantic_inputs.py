@@ -157,3 +157,34 @@ def test_models_with_model_validators_are_always_validated_in_full() -> None:
     assert builder.compile().invoke({"a": 0, "b": 0}) == {"a": 1, "b": 2}
     # input, node one's input, node two's input, output: every one validated in full
     assert runs[:3] == [0, 0, 1]
+
+
+@pytest.mark.parametrize("extra", ["ignore", "allow", "forbid"])
+def test_an_input_with_every_field_is_the_model_model_validate_builds(extra: str) -> None:
+    class Full(BaseModel, extra=extra):  # type: ignore[call-arg]
+        first: list[int] = Field(default_factory=list)
+        second: str = ""
+        third: dict[str, int] = Field(default_factory=dict)
+
+    inputs = model_inputs(Full)
+    assert inputs is not None
+    # keys given in another order than the fields: the model keeps the fields' order
+    values = {"third": {"k": 1}, "first": [1], "second": "s"}
+    inputs.validate(values)
+    changed = {**values, "second": "t"}
+    for again in (inputs.validate(values), inputs.validate(changed)):
+        reference = Full.model_validate(again.__dict__)
+        assert again == reference
+        assert list(again.__dict__) == ["first", "second", "third"]
+        assert again.model_fields_set == {"first", "second", "third"}
+        assert again.__pydantic_extra__ == reference.__pydantic_extra__
+        assert again.__pydantic_private__ is None
+        assert again.model_dump() == reference.model_dump()
+    # unchanged containers are fresh copies for each input
+    a, b = inputs.validate(values), inputs.validate(values)
+    assert a.first == b.first and a.first is not b.first
+    if extra == "allow":
+        # each input has a dict of extra keys of its own
+        assert a.__pydantic_extra__ == {} and a.__pydantic_extra__ is not b.__pydantic_extra__
+        a.surplus = 1  # type: ignore[attr-defined]
+        assert b.__pydantic_extra__ == {}

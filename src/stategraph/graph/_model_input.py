@@ -55,12 +55,15 @@ class _Memo:
 class ModelInputs:
     """Builds a model from channel values, validating only what changed."""
 
-    __slots__ = ("memo", "required", "schema", "validator")
+    __slots__ = ("extra_allowed", "fields", "memo", "required", "schema", "validator")
 
     def __init__(self, schema: Any) -> None:
         self.schema = schema
         self.validator = schema.__pydantic_validator__
+        self.fields = tuple(schema.model_fields)
         self.required = frozenset(k for k, f in schema.model_fields.items() if f.is_required())
+        # (model_construct gives such a model an empty dict of extra keys, others None)
+        self.extra_allowed = schema.model_config.get("extra") == "allow"
         # replaced as a whole (never mutated), so concurrent nodes see a consistent memo
         self.memo: _Memo | None = None
 
@@ -70,6 +73,8 @@ class ModelInputs:
         try:
             decorators = schema.__pydantic_decorators__
             if decorators.model_validators or getattr(schema, "__pydantic_post_init__", None):
+                return None
+            if getattr(schema, "__pydantic_root_model__", False):
                 return None
             if schema.model_config.get("validate_default"):
                 return None
@@ -101,14 +106,29 @@ class ModelInputs:
         entries = memo.entries
         data: dict[str, Any] = {}
         changed: list[str] = []
-        for k, v in values.items():
+        containers = _CONTAINERS
+        for k in self.fields:  # (the model's field order, as model_construct keeps)
+            v = values.get(k, _ABSENT)
+            if v is _ABSENT:
+                continue
             entry = entries.get(k)
             if entry is not None and entry[0] is v:
-                data[k] = _fresh(entry[1])
+                kept = entry[1]
+                data[k] = kept.copy() if type(kept) in containers else kept
             else:
                 data[k] = v
                 changed.append(k)
-        model = self.schema.model_construct(_fields_set=set(values), **data)
+        schema = self.schema
+        if len(data) == len(self.fields):
+            # every field has a value: what model_construct makes, without its
+            # per-field search for aliases and defaults
+            model = schema.__new__(schema)
+            _set(model, "__dict__", data)
+            _set(model, "__pydantic_fields_set__", set(values))
+            _set(model, "__pydantic_extra__", {} if self.extra_allowed else None)
+            _set(model, "__pydantic_private__", None)
+        else:
+            model = schema.model_construct(_fields_set=set(values), **data)
         if changed:
             assign = self.validator.validate_assignment
             for k in changed:
@@ -120,6 +140,9 @@ class ModelInputs:
             self.memo = _Memo(new)
         return model
 
+
+_set = object.__setattr__
+_ABSENT: Any = object()
 
 _CONTAINERS = (list, dict, set)
 

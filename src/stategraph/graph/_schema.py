@@ -211,8 +211,10 @@ def make_mapper(schema: Any, node: str) -> Callable[[dict[str, Any]], Any] | Non
         names = {f.name for f in dataclasses.fields(schema)}
 
         def to_dataclass(values: dict[str, Any]) -> Any:
+            if not names.issuperset(values):
+                values = {k: v for k, v in values.items() if k in names}
             try:
-                return schema(**{k: v for k, v in values.items() if k in names})
+                return schema(**values)
             except TypeError as exc:
                 raise TypeError(
                     f"Cannot build the input of node '{node}' as {schema.__name__}: {exc}. "
@@ -228,8 +230,10 @@ def make_mapper(schema: Any, node: str) -> Callable[[dict[str, Any]], Any] | Non
     validate = schema.model_validate if inputs is None else inputs.validate
 
     def to_model(values: dict[str, Any]) -> Any:
+        if not fields.issuperset(values):
+            values = {k: v for k, v in values.items() if k in fields}
         try:
-            return validate({k: v for k, v in values.items() if k in fields})
+            return validate(values)
         except Exception as exc:
             add_note(exc, f"While validating the input of node '{node}' as {schema.__name__}.")
             raise

@@ -116,6 +116,11 @@ class StateWriter:
             warnings.warn(message, UserWarning, stacklevel=2)
 
     def _pairs(self, update: Any) -> list[tuple[str, Any]]:
+        if type(update) is dict:
+            # the common update: a plain dict of declared keys, taken as it is
+            keys = self.keys
+            if keys.issuperset(update):
+                return list(update.items())
         if isinstance(update, Mapping):
             items: Sequence[tuple[str, Any]] = list(update.items())
         elif isinstance(update, (list, tuple)) and all(
@@ -151,6 +156,8 @@ class StateWriter:
         """The writes ``output`` makes (raises for invalid return values)."""
         if output is None:
             return []
+        if type(output) is dict and not self.root:
+            return self._pairs(output)
         if isinstance(output, Command):
             if output.graph == Command.PARENT:
                 _bubbling(output)

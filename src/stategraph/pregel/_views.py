@@ -144,20 +144,26 @@ class StateViews:
             places = by_chan.get(name)
             if places is None:
                 continue
-            ch = channels[name]
+            value: Any = _UNREAD
             for num, pos in places:
                 vals = values.get(num)
                 if vals is None:
                     continue
-                if ch.is_available():
+                if value is _UNREAD:
+                    # (a kept view holds plain value channels only: see ReadSets.keeps)
+                    value = channels[name].value  # type: ignore[attr-defined]
+                if value is not MISSING:
                     if name not in vals:
                         if pos <= tails[num]:
                             del values[num]
                             continue
                         tails[num] = pos
-                    vals[name] = ch.get()
+                    vals[name] = value
                 elif name in vals:
                     del vals[name]
+
+
+_UNREAD: Any = object()
 
 
 def _plain_values(channels: Mapping[str, BaseChannel], select: Sequence[str]) -> dict[str, Any]:
