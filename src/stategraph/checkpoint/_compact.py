@@ -49,11 +49,13 @@ def pack_version(version: Any) -> Any:
     """``[step, random]`` for a version string ``f"{step:032}.{random:016x}"`` (what
     ``next_string_version`` makes), else ``version`` unchanged."""
     if type(version) is str and len(version) == 49 and version[32] == ".":
-        head, tail = version[:32], version[33:]
-        if head.isdigit() and all(c in "0123456789abcdef" for c in tail):
-            step = int(head)
-            if step < 1 << 63:
-                return [step, int(tail, 16)]
+        try:
+            step, rand = int(version[:32]), int(version[33:], 16)
+        except ValueError:
+            return version
+        # (int() also takes signs, "_" and spaces: only the exact form round-trips)
+        if 0 <= step < 1 << 63 and f"{step:032}.{rand:016x}" == version:
+            return [step, rand]
     return version
 
 
