@@ -37,8 +37,8 @@ passed to ``put``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from stategraph.checkpoint._compact import PACK_LIMIT
 from stategraph.checkpoint._step import StepVersions
@@ -127,19 +127,24 @@ def apply_delta(stored: Any, keyframe: dict[str, Any], checkpoint_id: str) -> di
     }
 
 
+class _Tip(NamedTuple):
+    """The body written last on a keyframe's chain (replaced whole, never changed, so
+    a reader sees one consistent tip while another thread commits)."""
+
+    id: str  # its checkpoint id
+    cv_set: dict[str, Any]  # the change it was stored as (private; empty: the keyframe)
+    vs_set: dict[str, dict[str, Any]]
+    clean: bool  # that change removed nothing
+    sizes: tuple[int, int]  # the sizes of its channel_versions and versions_seen
+
+
 @dataclass
 class _Frame:
     id: str  # the keyframe's checkpoint id
     cv: dict[str, Any]  # private copies of its maps
     vs: dict[str, dict[str, Any]]
-    last: str  # the checkpoint written last on this chain
+    tip: _Tip  # the body written last on this chain
     hash: int  # stored_hash of the keyframe's serialized bytes
-    # the change ``last`` was stored as (private; empty for the keyframe itself), whether
-    # it removed nothing, and the sizes of ``last``'s two maps
-    cv_set: dict[str, Any] = field(default_factory=dict)
-    vs_set: dict[str, dict[str, Any]] = field(default_factory=dict)
-    clean: bool = True
-    sizes: tuple[int, int] = (0, 0)
 
 
 class Keyframes:
@@ -165,9 +170,10 @@ class Keyframes:
         plus what the step names: work in proportion to the change, not to the
         graph. Otherwise every entry is compared with the keyframe's."""
         frame = self._frames.get(key)
-        if frame is None or parent_id is None or frame.last != parent_id:
+        if frame is None or parent_id is None:
             return None
-        if tuple(body) != _KEYS:
+        tip = frame.tip
+        if tip.id != parent_id or tuple(body) != _KEYS:
             return None
         cv, vs = body["channel_versions"], body["versions_seen"]
         if type(cv) is not dict or type(vs) is not dict:
@@ -177,8 +183,8 @@ class Keyframes:
             return None
         budget = max(MIN_BUDGET, entries // BUDGET_DIVISOR)
         sets = None
-        if type(new_versions) is StepVersions and frame.clean:
-            sets = _step_change(frame, cv, vs, new_versions)
+        if type(new_versions) is StepVersions and tip.clean:
+            sets = _step_change(frame, tip, cv, vs, new_versions)
         if sets is None:
             sets = _full_change(frame, cv, vs, budget)
             if sets is None:
@@ -200,11 +206,6 @@ class Keyframes:
             frame.hash,
         ]
 
-    def keyframe_of(self, key: tuple[str, str]) -> str | None:
-        """The id of the keyframe a change for ``key`` would be based on."""
-        frame = self._frames.get(key)
-        return None if frame is None else frame.id
-
     def commit(
         self,
         key: tuple[str, str],
@@ -219,10 +220,13 @@ class Keyframes:
         if change is not None:
             frame = self._frames.get(key)
             if frame is not None:
-                frame.last = checkpoint_id
-                frame.cv_set, frame.vs_set = change[5], change[7]
-                frame.clean = not change[6] and not change[8]
-                frame.sizes = (len(body["channel_versions"]), len(body["versions_seen"]))
+                frame.tip = _Tip(
+                    checkpoint_id,
+                    change[5],
+                    change[7],
+                    not change[6] and not change[8],
+                    (len(body["channel_versions"]), len(body["versions_seen"])),
+                )
             return
         cv, vs = body.get("channel_versions"), body.get("versions_seen")
         if (
@@ -239,9 +243,8 @@ class Keyframes:
             checkpoint_id,
             dict(cv),
             {n: dict(s) for n, s in vs.items()},
-            checkpoint_id,
+            _Tip(checkpoint_id, {}, {}, True, (len(cv), len(vs))),
             stored_hash(stored),
-            sizes=(len(cv), len(vs)),
         )
         while len(self._frames) > MAX_FRAMES:
             del self._frames[next(iter(self._frames))]
@@ -249,7 +252,7 @@ class Keyframes:
     def drop(self, key: tuple[str, str], checkpoint_id: str) -> None:
         """Forget ``key``'s keyframe if it is ``checkpoint_id`` (being replaced)."""
         frame = self._frames.get(key)
-        if frame is not None and (frame.id == checkpoint_id or frame.last == checkpoint_id):
+        if frame is not None and checkpoint_id in (frame.id, frame.tip.id):
             del self._frames[key]
 
     def forget(self, thread_id: str | None = None) -> None:
@@ -262,23 +265,23 @@ class Keyframes:
 
 
 def _step_change(
-    frame: _Frame, cv: dict[str, Any], vs: dict[str, Any], step: StepVersions
+    frame: _Frame, tip: _Tip, cv: dict[str, Any], vs: dict[str, Any], step: StepVersions
 ) -> tuple[dict[str, Any], list[str], dict[str, Any], list[str]] | None:
-    """The change of a body from ``frame``'s keyframe, as the change of the body
-    written last plus what ``step`` names (its promise is checked as far as it is
+    """The change of a body from ``frame``'s keyframe, as the change of ``tip`` (its
+    parent, the body written last) plus what ``step`` names (its promise is checked as far as it is
     cheap: the named entries are the body's, and the maps' sizes add up); ``None``
     when that does not hold."""
-    fcv, last_cv = frame.cv, frame.cv_set
+    fcv, last_cv = frame.cv, tip.cv_set
     added = 0
     for k, v in step.items():
         if cv.get(k, _MISSING) != v:
             return None
         if k not in last_cv and k not in fcv:
             added += 1
-    cv_len, vs_len = frame.sizes
+    cv_len, vs_len = tip.sizes
     if len(cv) != cv_len + added:
         return None
-    fvs, last_vs = frame.vs, frame.vs_set
+    fvs, last_vs = frame.vs, tip.vs_set
     seen_set: dict[str, dict[str, Any]] = {}
     added = 0
     for node in step.seen:
