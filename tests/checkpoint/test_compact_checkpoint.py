@@ -210,3 +210,20 @@ def test_a_checkpoint_with_many_versions_is_stored_plain_and_reads_back() -> Non
     # exactly at the limit (one channel version + PACK_LIMIT - 1 seen entries): packed
     at_limit = {**body, "versions_seen": dict(list(seen.items())[: PACK_LIMIT - 1])}
     assert type(pack_checkpoint(at_limit)) is list
+
+
+def test_versions_parsed_once_still_pack_exactly_and_apart() -> None:
+    # versions are parsed once and remembered: packing again gives the same (but not
+    # shared) lists; 1 and 1.0, equal as keys, stay two versions; near misses of the
+    # string form stay strings
+    v = next_string_version(None)
+    near = [v.upper(), v.replace("0", "_", 1), " " + v[1:], "-" + v[1:]]
+    b = body(
+        channel_versions={"a": v, "b": 1, "c": 1.0, **{f"n{i}": s for i, s in enumerate(near)}},
+        versions_seen={"x": {"a": v, "b": 1.0}},
+    )
+    first, second = pack_checkpoint(b), pack_checkpoint(b)
+    assert first == second and first[5][0] is not second[5][0]
+    assert first[5] == [pack_version(v), 1, 1.0, *near]
+    assert [type(p) for p in first[5][1:3]] == [int, float]
+    assert unpack_checkpoint(second, b["id"]) == b

@@ -8,11 +8,12 @@ import copy
 import shutil
 import sqlite3
 from collections.abc import Iterator
+from operator import add
 from pathlib import Path
 from typing import Any
 
 import pytest
-from typing_extensions import TypedDict
+from typing_extensions import Annotated, TypedDict
 
 from stategraph.checkpoint._body_delta import MARK, Keyframes, apply_delta, stored_hash
 from stategraph.checkpoint.serde.base import DeserializationError
@@ -26,6 +27,10 @@ _BODY_KEYS = ("v", "id", "ts", "channel_versions", "versions_seen", "updated_cha
 
 class S(TypedDict):
     n: int
+
+
+class W(TypedDict):
+    hits: Annotated[list[int], add]
 
 
 def chain(n: int) -> StateGraph[Any]:
@@ -281,7 +286,7 @@ def test_keyframes_encode_and_apply_round_trip() -> None:
         "updated_channels": None,
     }
     assert frames.encode(("t", ""), None, body) is None  # no keyframe yet
-    frames.commit(("t", ""), "a", body, False, b"stored bytes of a")
+    frames.commit(("t", ""), "a", body, None, b"stored bytes of a")
     vs["n0"]["c0"] = "mutated after put"  # the caller's dicts are not the frame's
     nxt = copy.deepcopy(body)
     nxt.update(id="b", ts="t1", updated_channels=["c1"])
@@ -301,3 +306,97 @@ def test_keyframes_encode_and_apply_round_trip() -> None:
     many = copy.deepcopy(nxt)
     many["channel_versions"] = {k: "v2" for k in cv}
     assert frames.encode(("t", ""), "a", many) is None
+
+
+def _step_path_spy(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Record, per change encoded, whether the step's own account was used."""
+    from stategraph.checkpoint import _body_delta
+
+    used: list[bool] = []
+    real = _body_delta._step_change
+
+    def spy(*args: Any) -> Any:
+        found = real(*args)
+        used.append(found is not None)
+        return found
+
+    monkeypatch.setattr(_body_delta, "_step_change", spy)
+    return used
+
+
+@pytest.mark.parametrize("durability", ["sync", "async"])
+def test_runs_hand_what_changed_and_bodies_read_back(
+    saver: Recording, monkeypatch: pytest.MonkeyPatch, durability: str
+) -> None:
+    # a run's puts carry the versions and versions_seen entries the step changed: the
+    # change is built from them (not by comparing every entry) and reads back exactly
+    used = _step_path_spy(monkeypatch)
+    graph = chain(300).compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": "t"}}
+    assert graph.invoke({"n": 0}, config, durability=durability) == {"n": 300}  # type: ignore[arg-type]
+    assert len(used) > 100 and all(used)
+    assert _assert_all_read_back(saver, "t") == 302
+
+
+def test_fan_out_steps_and_resumed_runs_read_back(
+    saver: Recording, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # several nodes per step, and a run resumed after an interrupt (its first save
+    # compares every entry: what moved before it is not recorded), read back exactly
+    from stategraph.types import Command, interrupt
+
+    builder = StateGraph(W)
+    width = 140
+    for i in range(width):
+        builder.add_node(f"w{i}", lambda s, i=i: {"hits": [i]})
+        builder.add_edge(START, f"w{i}")
+        builder.add_edge(f"w{i}", "gate")
+
+    def gate(state: W) -> dict[str, Any]:
+        return {"hits": [interrupt("go on?")]}
+
+    builder.add_node("gate", gate)
+    previous = "gate"
+    for i in range(20):
+        builder.add_node(f"t{i}", lambda s: {"hits": [-1]})
+        builder.add_edge(previous, f"t{i}")
+        previous = f"t{i}"
+    builder.add_edge(previous, END)
+    used = _step_path_spy(monkeypatch)
+    graph = builder.compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": "f"}}
+    graph.invoke({"hits": []}, config, durability="sync")
+    out = graph.invoke(Command(resume=7), config, durability="sync")
+    assert len(out["hits"]) == width + 1 + 20 and out["hits"][width] == 7
+    assert any(used) and _assert_all_read_back(saver, "f") > 20
+
+
+def test_a_step_account_that_does_not_add_up_is_not_trusted() -> None:
+    from stategraph.checkpoint._step import StepVersions
+
+    frames = Keyframes()
+    cv = {f"c{i}": f"{i:032}.{i:016x}" for i in range(200)}
+    vs = {f"n{i}": {f"c{i}": cv[f"c{i}"]} for i in range(100)}
+    body = {
+        "v": 4,
+        "id": "a",
+        "ts": "t0",
+        "channel_versions": cv,
+        "versions_seen": vs,
+        "updated_channels": None,
+    }
+    frames.commit(("t", ""), "a", body, None, b"a")
+    nxt = copy.deepcopy(body)
+    nxt.update(id="b")
+    nxt["channel_versions"]["c1"] = "new"
+    nxt["versions_seen"]["n1"] = {"c1": "new"}
+    honest = frames.encode(("t", ""), "a", nxt, StepVersions({"c1": "new"}, {"n1"}))
+    assert honest is not None and apply_delta(honest, body, "b") == nxt
+    assert honest[5] == {"c1": "new"} and honest[7] == {"n1": {"c1": "new"}}
+    del nxt["channel_versions"]["c2"]  # a removal the account does not mention
+    nxt["versions_seen"]["n2"] = {"c2": "other"}  # nor this
+    lying = frames.encode(("t", ""), "a", nxt, StepVersions({"c1": "new"}, {"n1"}))
+    assert lying is not None and apply_delta(lying, body, "b") == nxt
+    # a version the account names that the body does not have: compared in full too
+    wrong = frames.encode(("t", ""), "a", nxt, StepVersions({"c1": "newer"}, {"n1"}))
+    assert wrong is not None and apply_delta(wrong, body, "b") == nxt

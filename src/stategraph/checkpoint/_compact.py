@@ -49,12 +49,35 @@ def pack_version(version: Any) -> Any:
     """``[step, random]`` for a version string ``f"{step:032}.{random:016x}"`` (what
     ``next_string_version`` makes), else ``version`` unchanged."""
     if type(version) is str and len(version) == 49 and version[32] == ".":
-        head, tail = version[:32], version[33:]
-        if head.isdigit() and all(c in "0123456789abcdef" for c in tail):
-            step = int(head)
-            if step < 1 << 63:
-                return [step, int(tail, 16)]
+        try:
+            step, rand = int(version[:32]), int(version[33:], 16)
+        except ValueError:
+            return version
+        # (int() also takes signs, "_" and spaces: only the exact form round-trips)
+        if 0 <= step < 1 << 63 and f"{step:032}.{rand:016x}" == version:
+            return [step, rand]
     return version
+
+
+_PACKED: dict[str, tuple[int, int] | None] = {}
+"""Version strings already parsed by :func:`_packed` (a checkpoint repeats most of its
+parent's versions); cleared when it reaches :data:`_PACKED_MAX` entries."""
+_PACKED_MAX = 4096
+_UNSEEN = object()
+
+
+def _packed(version: Any) -> Any:
+    """:func:`pack_version` of ``version``, parsing each version string once."""
+    if type(version) is not str:
+        return version
+    found: Any = _PACKED.get(version, _UNSEEN)  # (one lookup: another thread may clear)
+    if found is _UNSEEN:
+        packed = pack_version(version)
+        found = None if packed is version else (packed[0], packed[1])
+        if len(_PACKED) >= _PACKED_MAX:
+            _PACKED.clear()
+        _PACKED[version] = found
+    return version if found is None else [found[0], found[1]]
 
 
 def unpack_version(packed: Any) -> Any:
@@ -95,24 +118,6 @@ def pack_checkpoint(body: dict[str, Any]) -> Any:
         type(updated) is not list or any(type(u) is not str for u in updated)
     ):
         return body
-    names: dict[str, int] = {}
-    versions: dict[Any, int] = {}
-    packed_versions: list[Any] = []
-
-    def name(n: Any) -> int:
-        index = names.get(n)
-        if index is None:
-            index = names[n] = len(names)
-        return index
-
-    def version(v: Any) -> int:
-        key = (type(v), v)
-        index = versions.get(key)
-        if index is None:
-            index = versions[key] = len(packed_versions)
-            packed_versions.append(pack_version(v))
-        return index
-
     # packing is Python work per entry at every checkpoint: for graphs with many nodes
     # it costs more than it saves, and the plain body is stored as before. Counted
     # with an early exit, so that a big checkpoint costs O(PACK_LIMIT) here, not O(n).
@@ -133,15 +138,23 @@ def pack_checkpoint(body: dict[str, Any]) -> Any:
     for node in vs:
         if type(node) is not str:
             return body
+    # names and versions get indexes in the order they are first met (setdefault is
+    # given the index a new key would get: len before inserting); a version is keyed
+    # with its type (1 and 1.0 are equal keys but distinct versions)
+    names: dict[str, int] = {}
+    name = names.setdefault
+    versions: dict[tuple[type, Any], int] = {}
+    version = versions.setdefault
     flat_cv: list[int] = []
     for channel, v in cv.items():
-        flat_cv += (name(channel), version(v))
+        flat_cv += (name(channel, len(names)), version((type(v), v), len(versions)))
     flat_vs: list[int] = []
     for node, seen in vs.items():
-        flat_vs += (name(node), len(seen))
+        flat_vs += (name(node, len(names)), len(seen))
         for channel, v in seen.items():
-            flat_vs += (name(channel), version(v))
-    packed_updated = None if updated is None else [name(u) for u in updated]
+            flat_vs += (name(channel, len(names)), version((type(v), v), len(versions)))
+    packed_updated = None if updated is None else [name(u, len(names)) for u in updated]
+    packed_versions = [_packed(v) for _, v in versions]
     return [
         MARK,
         FORMAT,

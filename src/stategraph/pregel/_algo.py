@@ -243,7 +243,7 @@ class StepTracker:
     its own (``finishing``) are asked to finish: the others' ``finish`` does nothing.
     """
 
-    __slots__ = ("always", "finishing", "live", "moved", "top", "tracked", "views")
+    __slots__ = ("always", "finishing", "live", "moved", "seen_moved", "top", "tracked", "views")
 
     def __init__(
         self,
@@ -258,6 +258,8 @@ class StepTracker:
         # names of the channels whose version moved since the owner last reset it to a
         # set (None: not recorded), so a checkpoint looks only at what changed
         self.moved: set[str] | None = None
+        # likewise the nodes whose versions_seen entry was replaced (None: not recorded)
+        self.seen_moved: set[str] | None = None
         # the run's StateViews (pregel._views), told which channels each step changed
         self.views: Any = None
 
@@ -356,6 +358,7 @@ def apply_writes(
     bump_step = False
     versions = checkpoint["channel_versions"]
     seen_all = checkpoint["versions_seen"]
+    seen_moved = None if tracker is None else tracker.seen_moved
     for task in tasks:
         trig = task.triggers
         if trig:
@@ -366,6 +369,8 @@ def apply_writes(
                 if chan in versions:
                     seen[chan] = versions[chan]
             seen_all[task.name] = seen
+            if seen_moved is not None:
+                seen_moved.add(task.name)
 
     top = _UNSET if tracker is None else tracker.top
     if get_next_version is None:

@@ -530,8 +530,8 @@ class SqliteSaver(SqliteUpkeep, SqliteBodies, SqlLeases, StoredValues, BaseCheck
             base = delta_base(typed, entry)
             blob_rows.append((thread_id, ns, channel, str(version), typed[0], typed[1], base))
         key = (thread_id, ns)
-        change = self.keyframes.encode(key, parent_id, body)
-        body_base = None if change is None else self.keyframes.keyframe_of(key)
+        change = self.keyframes.encode(key, parent_id, body, new_versions)
+        body_base = None if change is None else str(change[2])  # (its keyframe's id)
         ctype, cbytes = self.serde.dumps_typed(pack_checkpoint(body) if change is None else change)
         plain = cbytes  # (what a keyframe's hash covers: its bytes before sealing)
         stored_metadata = get_checkpoint_metadata(config, metadata)
@@ -606,7 +606,7 @@ class SqliteSaver(SqliteUpkeep, SqliteBodies, SqlLeases, StoredValues, BaseCheck
         if codec is not None:
             for _, entry in pending:
                 codec.commit(entry)
-        self.keyframes.commit(key, checkpoint["id"], body, change is not None, plain)
+        self.keyframes.commit(key, checkpoint["id"], body, change, plain)
         return checkpoint_config(thread_id, ns, checkpoint["id"])
 
     def put_writes(

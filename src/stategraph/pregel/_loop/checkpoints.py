@@ -10,6 +10,7 @@ from typing import Any
 
 from stategraph._clock import utc_now_iso
 from stategraph.channels.base import MISSING
+from stategraph.checkpoint._step import StepVersions
 from stategraph.constants import CONF, NO_WRITES, TASKS
 from stategraph.pregel import _effects as fx
 from stategraph.pregel._checkpoint import COUNTERS_KEY, delta_channels_to_snapshot, read_counters
@@ -138,6 +139,8 @@ class CheckpointsMixin(LoopFields):
             for name, seen in list(seen_all.items()):
                 if seen.get(k) == old:
                     seen_all[name] = {**seen, k: new}
+                    if self.tracker is not None and self.tracker.seen_moved is not None:
+                        self.tracker.seen_moved.add(name)
         if self.tracker is not None:
             self.tracker.top = new
             if self.tracker.moved is not None:
@@ -235,6 +238,9 @@ class CheckpointsMixin(LoopFields):
                 }
             else:
                 new_versions = {k: versions[k] for k in moved if k in versions}
+                if tracker is not None and tracker.seen_moved is not None:
+                    # what changed since the parent, for savers that store the change
+                    new_versions = StepVersions(new_versions, tracker.seen_moved)
         if self.delta_keys:
             force = source != "loop" or not self.save_loop or self.force_delta_snapshot
             due = self._count_delta_step(source, versions, new_versions)
@@ -274,6 +280,9 @@ class CheckpointsMixin(LoopFields):
                     self._exit_parent = put_config
         if moved is not None:
             moved.clear()
+            if self.save_loop and tracker is not None:
+                # (a new set: the one handed with new_versions may still be read)
+                tracker.seen_moved = set()
         if "checkpoints" in run.modes or "debug" in run.modes:
             from stategraph.pregel.debug import checkpoint_payload, debug_event
 
