@@ -113,7 +113,7 @@ def make_context(
     ctx = TaskContext(
         make_config,
         None,
-        task.scratchpad,
+        None,
         send,
         task.ns,
         task.name,
@@ -123,6 +123,7 @@ def make_context(
         None,
         make_runtime,
         time.time(),
+        task,
     )
     if run.model_handlers and run.messages is not None and "messages" in run.modes:
         run.messages.task_started(task)
@@ -169,7 +170,7 @@ def settle_calls(ctx: TaskContext) -> None:
     returned) finishes and its result is saved, so resuming does not run it again.
     A failed attempt does not wait (as LangGraph, which abandons the step then).
     """
-    pad = ctx.scratchpad
+    pad = ctx.built_scratchpad
     if pad is None or not pad.inflight:
         return
     from concurrent.futures import Future, wait
@@ -184,7 +185,7 @@ def settle_calls(ctx: TaskContext) -> None:
 
 async def asettle_calls(ctx: TaskContext) -> None:
     """Async twin of :func:`settle_calls` (awaits asyncio calls and thread calls alike)."""
-    pad = ctx.scratchpad
+    pad = ctx.built_scratchpad
     if pad is None or not pad.inflight:
         return
     import asyncio

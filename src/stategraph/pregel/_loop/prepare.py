@@ -22,7 +22,6 @@ from stategraph.constants import (
 )
 from stategraph.errors import GraphDrained, GraphInterrupt, InvalidUpdateError, NodeError
 from stategraph.pregel._algo import (
-    local_read,
     make_task_id,
     null_version_of,
     read_channels,
@@ -30,7 +29,7 @@ from stategraph.pregel._algo import (
     writes_sort_key,
 )
 from stategraph.pregel._io import read_output
-from stategraph.pregel._loop.fields import _SUCCESS_EXCLUDED, _release
+from stategraph.pregel._loop.fields import _SUCCESS_EXCLUDED
 from stategraph.pregel._loop.report import ReportMixin
 from stategraph.pregel._task import _MISSING, Scratchpad, Task
 from stategraph.types import Send
@@ -131,47 +130,20 @@ class PrepareMixin(ReportMixin):
         name = node.name
         task_ns = f"{run.ns}|{name}:{tid}" if run.ns else f"{name}:{tid}"
         scratchpad = None
+        seed = None
         saved = False  # the task has writes saved by an earlier attempt of this step
         if for_execution:
-            resume: list[Any] = []
-            asked: list[Any] = []
-            pending_value: Any = _MISSING
-            calls: dict[str, Any] = {}
-            call_resume: dict[str, list[Any]] = {}
-            for wtid, chan, val in self.pending_writes:
-                if wtid != tid:
-                    continue
-                saved = True
-                if chan == RESUME:
-                    resume = list(val)
-                elif chan == CALL_RESUME:
-                    call_resume = {k: list(v) for k, v in val.items()}
-                elif chan == RESUME_ASKED:
-                    asked = list(val)
-                elif chan == CALL_RESULT:
-                    calls[val[0]] = val[1]
-                elif chan == INTERRUPT and val:
-                    pending_value = val[0].value
-            # positional calls: a keyword call of a class builds a dict per call, and
-            # this runs for every task of every step
-            scratchpad = Scratchpad(
-                self.step,
-                self.stop,
-                resume,
-                asked,
-                pending_value,
-                # a resume value answers only the tasks of the checkpoint being resumed
-                # (interrupted, or stopped at a breakpoint), never tasks of later steps
-                (
-                    run.resume_state
-                    if (self.first_tick and self.resuming) or self.answer_any_step
-                    else None
-                ),
-                run.strict,
-                name,
-                calls,
-                call_resume,
+            # a resume value answers only the tasks of the checkpoint being resumed
+            # (interrupted, or stopped at a breakpoint), never tasks of later steps
+            answers = (
+                run.resume_state
+                if (self.first_tick and self.resuming) or self.answer_any_step
+                else None
             )
+            seed = (self.step, self.stop, answers, run.strict)
+            if self.pending_writes:
+                scratchpad = self._saved_scratchpad(tid, name, answers)
+                saved = scratchpad is not None
         task = Task(
             tid,
             name,
@@ -184,13 +156,54 @@ class PrepareMixin(ReportMixin):
             node.retry_policy or self.graph.retry_policy,
             push,
             node.timeout,
+            seed,
+            self.channels if for_execution else None,
         )
-        if for_execution:
-            channels = self.channels
-            task.reader = lambda select: local_read(channels, select, task.writes, task)
-            task.resuming = saved
-            task.resume_unfinished = self.first_tick and self.resuming
+        if saved:
+            task.resuming = True
+        if for_execution and self.first_tick and self.resuming:
+            task.resume_unfinished = True
         return task
+
+    def _saved_scratchpad(self, tid: str, name: str, answers: Any) -> Scratchpad | None:
+        """The scratchpad of task ``tid`` rebuilt from the writes an earlier attempt of
+        this step saved (its answers, questions and ``@task`` results); ``None`` when
+        it saved none (the task then builds a fresh one when first needed)."""
+        saved = False
+        resume: list[Any] = []
+        asked: list[Any] = []
+        pending_value: Any = _MISSING
+        calls: dict[str, Any] = {}
+        call_resume: dict[str, list[Any]] = {}
+        for wtid, chan, val in self.pending_writes:
+            if wtid != tid:
+                continue
+            saved = True
+            if chan == RESUME:
+                resume = list(val)
+            elif chan == CALL_RESUME:
+                call_resume = {k: list(v) for k, v in val.items()}
+            elif chan == RESUME_ASKED:
+                asked = list(val)
+            elif chan == CALL_RESULT:
+                calls[val[0]] = val[1]
+            elif chan == INTERRUPT and val:
+                pending_value = val[0].value
+        if not saved:
+            return None
+        # positional call: a keyword call of a class builds a dict per call
+        return Scratchpad(
+            self.step,
+            self.stop,
+            resume,
+            asked,
+            pending_value,
+            answers,
+            self.run.strict,
+            name,
+            calls,
+            call_resume,
+        )
 
     def _tick(self) -> bool:
         """Prepare the next step's tasks; False when the run is over."""
@@ -200,7 +213,6 @@ class PrepareMixin(ReportMixin):
             # nothing would run in it
             self.status = "out_of_steps"
             return False
-        _release(self.tasks)
         self.tasks = self._prepare(for_execution=True)
         if not self.tasks:
             self.status = "done"

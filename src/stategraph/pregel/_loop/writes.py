@@ -199,7 +199,7 @@ def _call_results(task: Task) -> list[tuple[str, Any]]:
     kept only if absent, so the earlier results keep their positions and the new
     ones follow.
     """
-    pad = task.scratchpad
+    pad = task.built_scratchpad
     if pad is not None and pad.calls:
         return [(CALL_RESULT, (cid, value)) for cid, value in pad.calls.items()]
     return [w for w in task.writes if w[0] == CALL_RESULT]
