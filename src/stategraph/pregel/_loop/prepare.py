@@ -31,7 +31,7 @@ from stategraph.pregel._algo import (
 from stategraph.pregel._io import read_output
 from stategraph.pregel._loop.fields import _SUCCESS_EXCLUDED
 from stategraph.pregel._loop.report import ReportMixin
-from stategraph.pregel._task import _MISSING, Scratchpad, Task
+from stategraph.pregel._task import _MISSING, PadSeed, Scratchpad, Task
 from stategraph.types import Send
 
 
@@ -53,6 +53,7 @@ class PrepareMixin(ReportMixin):
         cp_id = self.checkpoint_id
         ns = run.ns
         tasks: dict[str, Task] = {}
+        seed = self._pad_seed() if for_execution else None
         views = self.views
         if views is not None and views.channels is not channels:
             views = None
@@ -72,7 +73,7 @@ class PrepareMixin(ReportMixin):
                 if for_execution and node.mapper is not None and isinstance(arg, dict):
                     arg = node.mapper(arg)
                 # (PUSH, index, False) as LangGraph: False marks a Send, not a call
-                task = self._task(tid, node, arg, (PUSH, idx, False), (PUSH,), for_execution, True)
+                task = self._task(tid, node, arg, (PUSH, idx, False), (PUSH,), seed, True)
                 if packet.timeout is not None:
                     task.timeout = packet.timeout  # the packet's own limit wins
                 tasks[tid] = task
@@ -111,9 +112,7 @@ class PrepareMixin(ReportMixin):
                         inp[key] = spec.get(step, self.stop)
                 if node.mapper is not None:
                     inp = node.mapper(inp)
-            tasks[tid] = self._task(
-                tid, node, inp, (PULL, name), node.triggers, for_execution, False
-            )
+            tasks[tid] = self._task(tid, node, inp, (PULL, name), node.triggers, seed, False)
         return tasks
 
     def _task(
@@ -123,27 +122,17 @@ class PrepareMixin(ReportMixin):
         inp: Any,
         path: tuple[Any, ...],
         triggers: Any,
-        for_execution: bool,
+        seed: PadSeed | None,
         push: bool,
     ) -> Task:
+        """A task of this step; ``seed`` (:meth:`_pad_seed`) when it is to be executed,
+        ``None`` when it is only shown (no scratchpad, no input)."""
         run = self.run
         name = node.name
         task_ns = f"{run.ns}|{name}:{tid}" if run.ns else f"{name}:{tid}"
         scratchpad = None
-        seed = None
-        saved = False  # the task has writes saved by an earlier attempt of this step
-        if for_execution:
-            # a resume value answers only the tasks of the checkpoint being resumed
-            # (interrupted, or stopped at a breakpoint), never tasks of later steps
-            answers = (
-                run.resume_state
-                if (self.first_tick and self.resuming) or self.answer_any_step
-                else None
-            )
-            seed = (self.step, self.stop, answers, run.strict)
-            if self.pending_writes:
-                scratchpad = self._saved_scratchpad(tid, name, answers)
-                saved = scratchpad is not None
+        if seed is not None and self.pending_writes:
+            scratchpad = self._saved_scratchpad(tid, name, seed[2])
         task = Task(
             tid,
             name,
@@ -157,13 +146,25 @@ class PrepareMixin(ReportMixin):
             push,
             node.timeout,
             seed,
-            self.channels if for_execution else None,
+            self.channels if seed is not None else None,
         )
-        if saved:
-            task.resuming = True
-        if for_execution and self.first_tick and self.resuming:
+        if scratchpad is not None:
+            task.resuming = True  # it has writes saved by an earlier attempt of this step
+        if seed is not None and self.first_tick and self.resuming:
             task.resume_unfinished = True
         return task
+
+    def _pad_seed(self) -> PadSeed:
+        """What the scratchpads of the tasks made now are built from (see ``Task``)."""
+        run = self.run
+        # a resume value answers only the tasks of the checkpoint being resumed
+        # (interrupted, or stopped at a breakpoint), never tasks of later steps
+        answers = (
+            run.resume_state
+            if (self.first_tick and self.resuming) or self.answer_any_step
+            else None
+        )
+        return (self.step, self.stop, answers, run.strict)
 
     def _saved_scratchpad(self, tid: str, name: str, answers: Any) -> Scratchpad | None:
         """The scratchpad of task ``tid`` rebuilt from the writes an earlier attempt of
@@ -302,7 +303,7 @@ class PrepareMixin(ReportMixin):
         if node.mapper is not None:
             inp = node.mapper(inp)
         path = (*failed.path, "node_error_handler", 0)
-        task = self._task(tid, node, inp, path, (PUSH,), True, True)
+        task = self._task(tid, node, inp, path, (PUSH,), self._pad_seed(), True)
         task.node_error = error
         self.tasks[tid] = task
         return task
