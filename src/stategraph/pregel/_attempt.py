@@ -49,69 +49,17 @@ def make_context(
     writer: Callable[[Any], None] = runtime.stream_writer
     send = task.send
     if "custom" in run.modes and run.sink is not None:
-        sink = run.sink
-        ns = run.stream_ns
-
-        def custom_writer(chunk: Any) -> None:
-            sink(ns, "custom", chunk)
-
-        writer = custom_writer
+        writer = _custom_writer(run.sink, run.stream_ns)
         runtime = runtime.override(stream_writer=writer)
     if heartbeat is not None:
-        beat = heartbeat
         if auto_refresh:
-            plain_writer, plain_send = writer, send
-
-            def writer(chunk: Any) -> None:
-                beat()
-                plain_writer(chunk)
-
-            def send(writes: list[tuple[str, Any]]) -> None:
-                beat()
-                plain_send(writes)
-
-        runtime = runtime.override(heartbeat=beat, stream_writer=writer)
-
-    def make_config() -> dict[str, Any]:
-        conf = {
-            **run.configurable,
-            "thread_id": run.thread_id,
-            "checkpoint_ns": task.ns,
-            "__pregel_task_id": task.id,
-            # the run's durability, where LangGraph's nodes find it
-            "__pregel_durability": run.durability,
-        }
-        metadata = task_run_metadata(run, task, step)
-        cfg = {
-            **run.config,
-            CONF: conf,
-            "metadata": metadata,
-            "tags": list(run.tags) + list(task.node.tags),
-            "recursion_limit": run.recursion_limit,
-        }
-        return cfg
-
-    base_runtime = runtime
+            writer, send = _beating(heartbeat, writer), _beating(heartbeat, send)
+        runtime = runtime.override(heartbeat=heartbeat, stream_writer=writer)
     loop = run.loop
-    checkpoint_id = loop.checkpoint_id if loop is not None else ""
-
-    def make_runtime(ctx: TaskContext) -> Any:
-        info = ExecutionInfo(
-            checkpoint_id=checkpoint_id,
-            checkpoint_ns=task.ns,
-            task_id=task.id,
-            thread_id=run.thread_id,
-            run_id=run.run_id,
-            node_attempt=ctx.attempt,
-            node_first_attempt_time=ctx.first_attempt_time,
-        )
-        return base_runtime.override(
-            execution_info=info, control=run.control, server_info=run.server_info
-        )
-
+    parts = _TaskParts(run, task, step, runtime, loop.checkpoint_id if loop is not None else "")
     # by position: a keyword call of a class builds a dict per call (once per task)
     ctx = TaskContext(
-        make_config,
+        parts.config,
         None,
         None,
         send,
@@ -121,7 +69,7 @@ def make_context(
         writer,
         (run, task),
         None,
-        make_runtime,
+        parts.runtime,
         time.time(),
         task,
     )
@@ -130,6 +78,79 @@ def make_context(
     scopes = run.scopes  # computed once per run (the first task asks for them)
     ctx.scopes = scopes if scopes is not None else run.task_scopes()
     return ctx
+
+
+class _TaskParts:
+    """What a task's config and runtime are built from when the node first asks for
+    them (one object per task, whose methods the context calls, instead of closures)."""
+
+    __slots__ = ("base_runtime", "checkpoint_id", "run", "step", "task")
+
+    def __init__(
+        self, run: RunContext, task: Task, step: int, base_runtime: Any, checkpoint_id: str
+    ) -> None:
+        self.run = run
+        self.task = task
+        self.step = step
+        self.base_runtime = base_runtime
+        self.checkpoint_id = checkpoint_id
+
+    def config(self) -> dict[str, Any]:
+        """The config the node sees (``get_config()``, a ``config`` parameter)."""
+        run = self.run
+        task = self.task
+        conf = {
+            **run.configurable,
+            "thread_id": run.thread_id,
+            "checkpoint_ns": task.ns,
+            "__pregel_task_id": task.id,
+            # the run's durability, where LangGraph's nodes find it
+            "__pregel_durability": run.durability,
+        }
+        metadata = task_run_metadata(run, task, self.step)
+        return {
+            **run.config,
+            CONF: conf,
+            "metadata": metadata,
+            "tags": list(run.tags) + list(task.node.tags),
+            "recursion_limit": run.recursion_limit,
+        }
+
+    def runtime(self, ctx: TaskContext) -> Any:
+        """The ``Runtime`` the node sees, with this attempt's execution info."""
+        run = self.run
+        task = self.task
+        info = ExecutionInfo(
+            checkpoint_id=self.checkpoint_id,
+            checkpoint_ns=task.ns,
+            task_id=task.id,
+            thread_id=run.thread_id,
+            run_id=run.run_id,
+            node_attempt=ctx.attempt,
+            node_first_attempt_time=ctx.first_attempt_time,
+        )
+        return self.base_runtime.override(
+            execution_info=info, control=run.control, server_info=run.server_info
+        )
+
+
+def _custom_writer(sink: Callable[..., Any], ns: Any) -> Callable[[Any], None]:
+    """The stream writer of a run streaming ``custom`` chunks."""
+
+    def custom_writer(chunk: Any) -> None:
+        sink(ns, "custom", chunk)
+
+    return custom_writer
+
+
+def _beating(beat: Callable[[], None], call: Callable[[Any], None]) -> Callable[[Any], None]:
+    """``call`` that first counts as progress (``beat``) for an idle timeout."""
+
+    def beating(arg: Any) -> None:
+        beat()
+        call(arg)
+
+    return beating
 
 
 def run_writers(task: Task, output: Any) -> None:
