@@ -47,7 +47,7 @@ def make_context(
     """
     runtime = run.runtime
     writer: Callable[[Any], None] = runtime.stream_writer
-    send = task.send
+    send: Callable[[list[tuple[str, Any]]], None] = task.send
     if "custom" in run.modes and run.sink is not None:
         writer = _custom_writer(run.sink, run.stream_ns)
         runtime = runtime.override(stream_writer=writer)

@@ -220,7 +220,8 @@ class PrepareMixin(ReportMixin):
             return False
         first, self.first_tick = self.first_tick, False
         # reuse writes of tasks that finished before an interruption or failure
-        if self.pending_writes and self.resuming and first:
+        reused = bool(self.pending_writes) and self.resuming and first
+        if reused:
             by_task: dict[str, list[tuple[str, Any]]] = {}
             for tid, chan, val in self.pending_writes:
                 by_task.setdefault(tid, []).append((chan, val))
@@ -277,9 +278,11 @@ class PrepareMixin(ReportMixin):
                     if payload is not None:
                         run.emit("tasks", payload)
                         run.emit("debug", debug_event("task", self.step, payload))
-        for task in self.tasks.values():
-            if task.done and not task.handled:
-                self._emit_task_output(task, cached=True, reused=True)
+        if reused:
+            # (only tasks given their saved writes above are done before running)
+            for task in self.tasks.values():
+                if task.done and not task.handled:
+                    self._emit_task_output(task, cached=True, reused=True)
         return True
 
     def _error_handler_task(self, failed: Task, error: NodeError) -> Task | None:
