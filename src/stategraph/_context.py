@@ -30,15 +30,16 @@ class TaskContext:
     __slots__ = (
         "_config",
         "_runtime",
+        "_scratchpad",
         "attempt",
         "call",
         "checkpoint_ns",
         "first_attempt_time",
         "make_config",
         "make_runtime",
+        "pad_owner",
         "run",
         "scopes",
-        "scratchpad",
         "send",
         "stream_writer",
         "subgraph_calls",
@@ -60,6 +61,7 @@ class TaskContext:
         config: dict[str, Any] | None = None,
         make_runtime: Callable[[TaskContext], Any] | None = None,
         first_attempt_time: float | None = None,
+        pad_owner: Any = None,
     ) -> None:
         self._config = config
         self.make_config = make_config
@@ -67,7 +69,10 @@ class TaskContext:
         self.make_runtime = make_runtime
         self.attempt = 1
         self.first_attempt_time = first_attempt_time
-        self.scratchpad = scratchpad
+        self._scratchpad = scratchpad
+        # the runtime's task, whose scratchpad this context uses (built on first use)
+        # when none is given
+        self.pad_owner = pad_owner
         self.send = send
         self.checkpoint_ns = checkpoint_ns
         self.task_name = task_name
@@ -98,6 +103,20 @@ class TaskContext:
             assert self.make_runtime is not None
             rt = self._runtime = self.make_runtime(self)
         return rt
+
+    @property
+    def scratchpad(self) -> Any:
+        """The task's interrupt bookkeeping (the runtime's ``Scratchpad``): the one
+        given, else the :attr:`pad_owner`'s, built on first access."""
+        owner = self.pad_owner
+        return self._scratchpad if owner is None else owner.scratchpad
+
+    @property
+    def built_scratchpad(self) -> Any:
+        """:attr:`scratchpad` if it exists yet, without building it (``None``: nothing
+        used it, so it holds no answers and no ``@task`` calls in flight)."""
+        owner = self.pad_owner
+        return self._scratchpad if owner is None else owner.built_scratchpad
 
     def next_attempt(self) -> None:
         """Count a retry: the next access to :attr:`runtime` sees the new attempt number."""

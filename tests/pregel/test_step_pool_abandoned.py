@@ -185,7 +185,7 @@ def test_a_task_no_thread_picks_up_is_an_error_naming_run_step_and_task(
 
 def test_drain_passes_chunks_and_skips_finished_future_notes() -> None:
     q: queue.SimpleQueue[object] = queue.SimpleQueue()
-    note = (sync_shell._DONE, object())
+    note = sync_shell._Done(object())  # type: ignore[arg-type]
     q.put(("updates", {"a": 1}))
     q.put(note)
     q.put(("values", {"x": 1}))

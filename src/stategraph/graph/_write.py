@@ -268,7 +268,7 @@ class BranchWriter:
     def __call__(self, task: Task, output: Any) -> Any:
         if isinstance(output, Command) and output.graph == Command.PARENT:
             return None
-        state = task.reader(self.reads) if task.reader is not None else {}
+        state = task.read(self.reads)
         if self.managed and task.scratchpad is not None:
             for key, spec in self.managed.items():
                 state[key] = spec.get(task.scratchpad.step, task.scratchpad.stop)

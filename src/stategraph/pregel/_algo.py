@@ -313,7 +313,11 @@ def tracker_layout(
 
 def writes_sort_key(path: tuple[Any, ...]) -> tuple[Any, ...]:
     """Order of write application: by task path, numbers compared as numbers."""
-    return tuple((0, p, "") if isinstance(p, int) else (1, 0, str(p)) for p in path[:3])
+    # (a loop, not a generator: this runs for every task of every step with several)
+    key = []
+    for p in path[:3]:
+        key.append((0, p, "") if isinstance(p, int) else (1, 0, str(p)))
+    return tuple(key)
 
 
 def _task_sort_key(task: Any) -> tuple[Any, ...]:

@@ -170,7 +170,7 @@ async def run_task_async(task: Task, loop: Loop) -> None:
                 output = await asyncio.get_running_loop().run_in_executor(
                     None, cvars.run, proc, task.input, ctx
                 )
-            pad = ctx.scratchpad
+            pad = ctx.built_scratchpad
             if pad is not None and pad.inflight:
                 await asettle_calls(ctx)
             await arun_writers(task, output)

@@ -47,32 +47,58 @@ def make_context(
     """
     runtime = run.runtime
     writer: Callable[[Any], None] = runtime.stream_writer
-    send = task.send
+    send: Callable[[list[tuple[str, Any]]], None] = task.send
     if "custom" in run.modes and run.sink is not None:
-        sink = run.sink
-        ns = run.stream_ns
-
-        def custom_writer(chunk: Any) -> None:
-            sink(ns, "custom", chunk)
-
-        writer = custom_writer
+        writer = _custom_writer(run.sink, run.stream_ns)
         runtime = runtime.override(stream_writer=writer)
     if heartbeat is not None:
-        beat = heartbeat
         if auto_refresh:
-            plain_writer, plain_send = writer, send
+            writer, send = _beating(heartbeat, writer), _beating(heartbeat, send)
+        runtime = runtime.override(heartbeat=heartbeat, stream_writer=writer)
+    loop = run.loop
+    parts = _TaskParts(run, task, step, runtime, loop.checkpoint_id if loop is not None else "")
+    # by position: a keyword call of a class builds a dict per call (once per task)
+    ctx = TaskContext(
+        parts.config,
+        None,
+        None,
+        send,
+        task.ns,
+        task.name,
+        task.id,
+        writer,
+        (run, task),
+        None,
+        parts.runtime,
+        time.time(),
+        task,
+    )
+    if run.model_handlers and run.messages is not None and "messages" in run.modes:
+        run.messages.task_started(task)
+    scopes = run.scopes  # computed once per run (the first task asks for them)
+    ctx.scopes = scopes if scopes is not None else run.task_scopes()
+    return ctx
 
-            def writer(chunk: Any) -> None:
-                beat()
-                plain_writer(chunk)
 
-            def send(writes: list[tuple[str, Any]]) -> None:
-                beat()
-                plain_send(writes)
+class _TaskParts:
+    """What a task's config and runtime are built from when the node first asks for
+    them (one object per task, whose methods the context calls, instead of closures)."""
 
-        runtime = runtime.override(heartbeat=beat, stream_writer=writer)
+    __slots__ = ("base_runtime", "checkpoint_id", "run", "step", "task")
 
-    def make_config() -> dict[str, Any]:
+    def __init__(
+        self, run: RunContext, task: Task, step: int, base_runtime: Any, checkpoint_id: str
+    ) -> None:
+        self.run = run
+        self.task = task
+        self.step = step
+        self.base_runtime = base_runtime
+        self.checkpoint_id = checkpoint_id
+
+    def config(self) -> dict[str, Any]:
+        """The config the node sees (``get_config()``, a ``config`` parameter)."""
+        run = self.run
+        task = self.task
         conf = {
             **run.configurable,
             "thread_id": run.thread_id,
@@ -81,23 +107,21 @@ def make_context(
             # the run's durability, where LangGraph's nodes find it
             "__pregel_durability": run.durability,
         }
-        metadata = task_run_metadata(run, task, step)
-        cfg = {
+        metadata = task_run_metadata(run, task, self.step)
+        return {
             **run.config,
             CONF: conf,
             "metadata": metadata,
             "tags": list(run.tags) + list(task.node.tags),
             "recursion_limit": run.recursion_limit,
         }
-        return cfg
 
-    base_runtime = runtime
-    loop = run.loop
-    checkpoint_id = loop.checkpoint_id if loop is not None else ""
-
-    def make_runtime(ctx: TaskContext) -> Any:
+    def runtime(self, ctx: TaskContext) -> Any:
+        """The ``Runtime`` the node sees, with this attempt's execution info."""
+        run = self.run
+        task = self.task
         info = ExecutionInfo(
-            checkpoint_id=checkpoint_id,
+            checkpoint_id=self.checkpoint_id,
             checkpoint_ns=task.ns,
             task_id=task.id,
             thread_id=run.thread_id,
@@ -105,30 +129,28 @@ def make_context(
             node_attempt=ctx.attempt,
             node_first_attempt_time=ctx.first_attempt_time,
         )
-        return base_runtime.override(
+        return self.base_runtime.override(
             execution_info=info, control=run.control, server_info=run.server_info
         )
 
-    # by position: a keyword call of a class builds a dict per call (once per task)
-    ctx = TaskContext(
-        make_config,
-        None,
-        task.scratchpad,
-        send,
-        task.ns,
-        task.name,
-        task.id,
-        writer,
-        (run, task),
-        None,
-        make_runtime,
-        time.time(),
-    )
-    if run.model_handlers and run.messages is not None and "messages" in run.modes:
-        run.messages.task_started(task)
-    scopes = run.scopes  # computed once per run (the first task asks for them)
-    ctx.scopes = scopes if scopes is not None else run.task_scopes()
-    return ctx
+
+def _custom_writer(sink: Callable[..., Any], ns: Any) -> Callable[[Any], None]:
+    """The stream writer of a run streaming ``custom`` chunks."""
+
+    def custom_writer(chunk: Any) -> None:
+        sink(ns, "custom", chunk)
+
+    return custom_writer
+
+
+def _beating(beat: Callable[[], None], call: Callable[[Any], None]) -> Callable[[Any], None]:
+    """``call`` that first counts as progress (``beat``) for an idle timeout."""
+
+    def beating(arg: Any) -> None:
+        beat()
+        call(arg)
+
+    return beating
 
 
 def run_writers(task: Task, output: Any) -> None:
@@ -169,7 +191,7 @@ def settle_calls(ctx: TaskContext) -> None:
     returned) finishes and its result is saved, so resuming does not run it again.
     A failed attempt does not wait (as LangGraph, which abandons the step then).
     """
-    pad = ctx.scratchpad
+    pad = ctx.built_scratchpad
     if pad is None or not pad.inflight:
         return
     from concurrent.futures import Future, wait
@@ -184,7 +206,7 @@ def settle_calls(ctx: TaskContext) -> None:
 
 async def asettle_calls(ctx: TaskContext) -> None:
     """Async twin of :func:`settle_calls` (awaits asyncio calls and thread calls alike)."""
-    pad = ctx.scratchpad
+    pad = ctx.built_scratchpad
     if pad is None or not pad.inflight:
         return
     import asyncio

@@ -29,6 +29,7 @@ from stategraph.pregel._attempt import (
     settle_calls,
 )
 from stategraph.pregel._cache_io import apply_cache_hits, cache_entries, cache_lookup_keys
+from stategraph.pregel._call import NodeCall
 from stategraph.pregel._lease_guard import acquire_sync, fenced
 from stategraph.pregel._step_pool import StepPool
 
@@ -40,7 +41,16 @@ if TYPE_CHECKING:
 
 __all__ = ["drive_sync", "run_task_sync"]
 
-_DONE = object()
+
+class _Done:
+    """A finished future's note on the chunk queue (the queue carries chunks too)."""
+
+    __slots__ = ("future",)
+
+    def __init__(self, future: Future[Any]) -> None:
+        self.future = future
+
+
 _PROBE = 1.0
 """Seconds between checks, while a step's tasks run, that they are still progressing."""
 _LOST_AFTER = 3
@@ -64,7 +74,8 @@ def run_task_sync(task: Task, loop: Loop) -> None:
             ),
         )
         return
-    is_graph = hasattr(proc, "invoke") and hasattr(proc, "nodes")
+    # most nodes are a NodeCall: no attribute probing
+    is_graph = type(proc) is not NodeCall and hasattr(proc, "invoke") and hasattr(proc, "nodes")
     remote = run.remote
     if remote is not None and not remote.takes(task):
         remote = None
@@ -393,15 +404,10 @@ def _unwind(gen: Any, exc: BaseException, saver: _Saver) -> None:
         raise exc from None
 
 
-def _is_done_note(item: Any) -> bool:
-    """Whether ``item`` on the chunk queue is a finished future's note, not a chunk."""
-    return type(item) is tuple and len(item) == 2 and item[0] is _DONE
-
-
 def _drain(chunks: queue.SimpleQueue[Any]) -> Iterator[Any]:
     while not chunks.empty():
         item = chunks.get_nowait()
-        if not _is_done_note(item):
+        if type(item) is not _Done:
             yield item
 
 
@@ -477,7 +483,7 @@ def _execute(
             fut = executor.submit(ctx.run, run_task_sync, task, loop)
             pool.inflight += 1
             futures[fut] = task
-            fut.add_done_callback(lambda f: done_q.put((_DONE, f)))
+            fut.add_done_callback(lambda f: done_q.put(_Done(f)))
 
         def finished(task: Task) -> None:
             nonlocal failed
@@ -524,10 +530,10 @@ def _execute(
                     raise _lost_tasks_error(loop, futures) from None
                 continue
             stalled = 0
-            if not _is_done_note(item):
+            if type(item) is not _Done:
                 yield item
                 continue
-            fut = item[1]
+            fut = item.future
             if fut not in futures:
                 continue
             task = futures.pop(fut)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import threading
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from stategraph._notes import add_note
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from stategraph._context import TaskContext
 
 __all__ = [
+    "PadSeed",
     "Task",
     "TaskNode",
     "Scratchpad",
@@ -213,6 +214,23 @@ class Scratchpad:
         raise GraphInterrupt((Interrupt(value=value, id=iid, response_schema=schema_json),))
 
 
+PadSeed = tuple[int, int, "ResumeState | None", bool]
+"""What a task's scratchpad is built from when first used: ``(step, stop,
+resume_state, strict)``, one tuple shared by the tasks of a step."""
+
+_LOCAL_READ: Callable[..., Any] | None = None
+"""``pregel._algo.local_read``, imported at first use (``import stategraph.pregel``
+does not load the scheduling core)."""
+
+
+def _load_local_read() -> Callable[..., Any]:
+    global _LOCAL_READ
+    from stategraph.pregel._algo import local_read
+
+    _LOCAL_READ = local_read
+    return local_read
+
+
 _SEND_LOCK = threading.Lock()
 """Guards :meth:`Task.send` (one lock for all tasks: the appends are short, and a
 task needs no lock of its own to allocate)."""
@@ -244,8 +262,10 @@ class Task:
     """
 
     __slots__ = (
+        "_scratchpad",
         "cache_key",
         "cached",
+        "channels",
         "config",
         "done",
         "error",
@@ -259,13 +279,12 @@ class Task:
         "node",
         "node_error",
         "ns",
+        "pad_seed",
         "path",
         "previews",
-        "reader",
         "resume_unfinished",
         "resuming",
         "retry_policy",
-        "scratchpad",
         "timeout",
         "triggers",
         "writes",
@@ -284,6 +303,8 @@ class Task:
         retry_policy: Sequence[RetryPolicy],
         is_push: bool = False,
         timeout: TimeoutPolicy | None = None,
+        pad_seed: PadSeed | None = None,
+        channels: Mapping[str, Any] | None = None,
     ) -> None:
         self.id = id
         self.name = name
@@ -293,7 +314,11 @@ class Task:
         self.triggers = triggers
         self.writes: list[tuple[str, Any]] = []
         self.ns = ns
-        self.scratchpad = scratchpad
+        self._scratchpad = scratchpad
+        # what builds the scratchpad on first use when none is given (see scratchpad)
+        self.pad_seed = pad_seed
+        # the step's channels, which read() sees with this task's own writes applied
+        self.channels = channels
         self.retry_policy = retry_policy
         self.cache_key: CacheKey | None = None
         self.timeout = timeout
@@ -306,7 +331,6 @@ class Task:
         self.done = False
         self.cached = False
         self.config: dict[str, Any] | None = None
-        self.reader: Any = None
         # reducer results its conditional edges computed over its writes (local_read)
         self.previews: dict[str, Any] | None = None
         self.resuming = False
@@ -317,6 +341,40 @@ class Task:
         # error-handler task took over (the failure then does not fail the step)
         self.node_error: Any = None
         self.handled = False
+
+    @property
+    def scratchpad(self) -> Scratchpad | None:
+        """The task's interrupt bookkeeping, built on first use from :attr:`pad_seed`
+        (most tasks never interrupt nor call a ``@task``: they never build one).
+        ``None`` for a task prepared only to be shown (not executed)."""
+        pad = self._scratchpad
+        if pad is None and self.pad_seed is not None:
+            step, stop, resume_state, strict = self.pad_seed
+            pad = self._scratchpad = Scratchpad(
+                step, stop, [], [], _MISSING, resume_state, strict, self.name
+            )
+        return pad
+
+    @scratchpad.setter
+    def scratchpad(self, pad: Scratchpad | None) -> None:
+        self._scratchpad = pad
+
+    @property
+    def built_scratchpad(self) -> Scratchpad | None:
+        """The scratchpad if it was built (``None`` when nothing used it yet: then it
+        holds no answers, ``@task`` results nor calls in flight)."""
+        return self._scratchpad
+
+    def read(self, select: str | Sequence[str]) -> Any:
+        """Read ``select`` as this task's conditional edges see it: the step's channels
+        with the task's own writes applied (``{}`` for a task without channels)."""
+        channels = self.channels
+        if channels is None:
+            return {}
+        read = _LOCAL_READ
+        if read is None:
+            read = _load_local_read()
+        return read(channels, select, self.writes, self)
 
     def send(self, writes: list[tuple[str, Any]]) -> None:
         """Append writes from inside the running node (used by ``interrupt()``)."""

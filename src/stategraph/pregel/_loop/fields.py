@@ -154,10 +154,9 @@ def _delta_keys(graph: Any) -> tuple[frozenset[str], tuple[str, ...]]:
 
 
 def _release(tasks: Mapping[str, Task]) -> None:
-    """Drop the finished tasks' readers: each refers to its task (a reference cycle that
-    would keep the task's input and writes alive until a full garbage collection)."""
+    """Drop the finished tasks' reducer previews (see ``_algo.local_read``): values
+    a run that ended no longer needs."""
     for task in tasks.values():
-        task.reader = None
         task.previews = None
 
 

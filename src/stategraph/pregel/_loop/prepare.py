@@ -22,7 +22,6 @@ from stategraph.constants import (
 )
 from stategraph.errors import GraphDrained, GraphInterrupt, InvalidUpdateError, NodeError
 from stategraph.pregel._algo import (
-    local_read,
     make_task_id,
     null_version_of,
     read_channels,
@@ -30,9 +29,9 @@ from stategraph.pregel._algo import (
     writes_sort_key,
 )
 from stategraph.pregel._io import read_output
-from stategraph.pregel._loop.fields import _SUCCESS_EXCLUDED, _release
+from stategraph.pregel._loop.fields import _SUCCESS_EXCLUDED
 from stategraph.pregel._loop.report import ReportMixin
-from stategraph.pregel._task import _MISSING, Scratchpad, Task
+from stategraph.pregel._task import _MISSING, PadSeed, Scratchpad, Task
 from stategraph.types import Send
 
 
@@ -54,6 +53,7 @@ class PrepareMixin(ReportMixin):
         cp_id = self.checkpoint_id
         ns = run.ns
         tasks: dict[str, Task] = {}
+        seed = self._pad_seed() if for_execution else None
         views = self.views
         if views is not None and views.channels is not channels:
             views = None
@@ -73,7 +73,7 @@ class PrepareMixin(ReportMixin):
                 if for_execution and node.mapper is not None and isinstance(arg, dict):
                     arg = node.mapper(arg)
                 # (PUSH, index, False) as LangGraph: False marks a Send, not a call
-                task = self._task(tid, node, arg, (PUSH, idx, False), (PUSH,), for_execution, True)
+                task = self._task(tid, node, arg, (PUSH, idx, False), (PUSH,), seed, True)
                 if packet.timeout is not None:
                     task.timeout = packet.timeout  # the packet's own limit wins
                 tasks[tid] = task
@@ -112,9 +112,7 @@ class PrepareMixin(ReportMixin):
                         inp[key] = spec.get(step, self.stop)
                 if node.mapper is not None:
                     inp = node.mapper(inp)
-            tasks[tid] = self._task(
-                tid, node, inp, (PULL, name), node.triggers, for_execution, False
-            )
+            tasks[tid] = self._task(tid, node, inp, (PULL, name), node.triggers, seed, False)
         return tasks
 
     def _task(
@@ -124,54 +122,17 @@ class PrepareMixin(ReportMixin):
         inp: Any,
         path: tuple[Any, ...],
         triggers: Any,
-        for_execution: bool,
+        seed: PadSeed | None,
         push: bool,
     ) -> Task:
+        """A task of this step; ``seed`` (:meth:`_pad_seed`) when it is to be executed,
+        ``None`` when it is only shown (no scratchpad, no input)."""
         run = self.run
         name = node.name
         task_ns = f"{run.ns}|{name}:{tid}" if run.ns else f"{name}:{tid}"
         scratchpad = None
-        saved = False  # the task has writes saved by an earlier attempt of this step
-        if for_execution:
-            resume: list[Any] = []
-            asked: list[Any] = []
-            pending_value: Any = _MISSING
-            calls: dict[str, Any] = {}
-            call_resume: dict[str, list[Any]] = {}
-            for wtid, chan, val in self.pending_writes:
-                if wtid != tid:
-                    continue
-                saved = True
-                if chan == RESUME:
-                    resume = list(val)
-                elif chan == CALL_RESUME:
-                    call_resume = {k: list(v) for k, v in val.items()}
-                elif chan == RESUME_ASKED:
-                    asked = list(val)
-                elif chan == CALL_RESULT:
-                    calls[val[0]] = val[1]
-                elif chan == INTERRUPT and val:
-                    pending_value = val[0].value
-            # positional calls: a keyword call of a class builds a dict per call, and
-            # this runs for every task of every step
-            scratchpad = Scratchpad(
-                self.step,
-                self.stop,
-                resume,
-                asked,
-                pending_value,
-                # a resume value answers only the tasks of the checkpoint being resumed
-                # (interrupted, or stopped at a breakpoint), never tasks of later steps
-                (
-                    run.resume_state
-                    if (self.first_tick and self.resuming) or self.answer_any_step
-                    else None
-                ),
-                run.strict,
-                name,
-                calls,
-                call_resume,
-            )
+        if seed is not None and self.pending_writes:
+            scratchpad = self._saved_scratchpad(tid, name, seed[2])
         task = Task(
             tid,
             name,
@@ -184,13 +145,66 @@ class PrepareMixin(ReportMixin):
             node.retry_policy or self.graph.retry_policy,
             push,
             node.timeout,
+            seed,
+            self.channels if seed is not None else None,
         )
-        if for_execution:
-            channels = self.channels
-            task.reader = lambda select: local_read(channels, select, task.writes, task)
-            task.resuming = saved
-            task.resume_unfinished = self.first_tick and self.resuming
+        if scratchpad is not None:
+            task.resuming = True  # it has writes saved by an earlier attempt of this step
+        if seed is not None and self.first_tick and self.resuming:
+            task.resume_unfinished = True
         return task
+
+    def _pad_seed(self) -> PadSeed:
+        """What the scratchpads of the tasks made now are built from (see ``Task``)."""
+        run = self.run
+        # a resume value answers only the tasks of the checkpoint being resumed
+        # (interrupted, or stopped at a breakpoint), never tasks of later steps
+        answers = (
+            run.resume_state
+            if (self.first_tick and self.resuming) or self.answer_any_step
+            else None
+        )
+        return (self.step, self.stop, answers, run.strict)
+
+    def _saved_scratchpad(self, tid: str, name: str, answers: Any) -> Scratchpad | None:
+        """The scratchpad of task ``tid`` rebuilt from the writes an earlier attempt of
+        this step saved (its answers, questions and ``@task`` results); ``None`` when
+        it saved none (the task then builds a fresh one when first needed)."""
+        saved = False
+        resume: list[Any] = []
+        asked: list[Any] = []
+        pending_value: Any = _MISSING
+        calls: dict[str, Any] = {}
+        call_resume: dict[str, list[Any]] = {}
+        for wtid, chan, val in self.pending_writes:
+            if wtid != tid:
+                continue
+            saved = True
+            if chan == RESUME:
+                resume = list(val)
+            elif chan == CALL_RESUME:
+                call_resume = {k: list(v) for k, v in val.items()}
+            elif chan == RESUME_ASKED:
+                asked = list(val)
+            elif chan == CALL_RESULT:
+                calls[val[0]] = val[1]
+            elif chan == INTERRUPT and val:
+                pending_value = val[0].value
+        if not saved:
+            return None
+        # positional call: a keyword call of a class builds a dict per call
+        return Scratchpad(
+            self.step,
+            self.stop,
+            resume,
+            asked,
+            pending_value,
+            answers,
+            self.run.strict,
+            name,
+            calls,
+            call_resume,
+        )
 
     def _tick(self) -> bool:
         """Prepare the next step's tasks; False when the run is over."""
@@ -200,14 +214,14 @@ class PrepareMixin(ReportMixin):
             # nothing would run in it
             self.status = "out_of_steps"
             return False
-        _release(self.tasks)
         self.tasks = self._prepare(for_execution=True)
         if not self.tasks:
             self.status = "done"
             return False
         first, self.first_tick = self.first_tick, False
         # reuse writes of tasks that finished before an interruption or failure
-        if self.pending_writes and self.resuming and first:
+        reused = bool(self.pending_writes) and self.resuming and first
+        if reused:
             by_task: dict[str, list[tuple[str, Any]]] = {}
             for tid, chan, val in self.pending_writes:
                 by_task.setdefault(tid, []).append((chan, val))
@@ -264,9 +278,11 @@ class PrepareMixin(ReportMixin):
                     if payload is not None:
                         run.emit("tasks", payload)
                         run.emit("debug", debug_event("task", self.step, payload))
-        for task in self.tasks.values():
-            if task.done and not task.handled:
-                self._emit_task_output(task, cached=True, reused=True)
+        if reused:
+            # (only tasks given their saved writes above are done before running)
+            for task in self.tasks.values():
+                if task.done and not task.handled:
+                    self._emit_task_output(task, cached=True, reused=True)
         return True
 
     def _error_handler_task(self, failed: Task, error: NodeError) -> Task | None:
@@ -290,7 +306,7 @@ class PrepareMixin(ReportMixin):
         if node.mapper is not None:
             inp = node.mapper(inp)
         path = (*failed.path, "node_error_handler", 0)
-        task = self._task(tid, node, inp, path, (PUSH,), True, True)
+        task = self._task(tid, node, inp, path, (PUSH,), self._pad_seed(), True)
         task.node_error = error
         self.tasks[tid] = task
         return task

@@ -177,10 +177,11 @@ class WritesMixin(PrepareMixin, CheckpointsMixin):
         task.done = True
         if self.delta_keys:
             task.writes = self.prepare_delta_writes(task.writes)
-        writes = task.writes
-        if not any(c not in CONTROL_CHANNELS for c, _ in writes):
-            writes = [*writes, (NO_WRITES, None)]
-        self._collect(effects, task, writes)
+        if self.saver is not None:
+            writes = task.writes
+            if not _writes_state(writes):
+                writes = [*writes, (NO_WRITES, None)]
+            effects.extend(self._put_writes(task.id, writes, _path_str(task.path)))
         self._emit_task_output(task, cached=task.cached)
         return effects
 
@@ -192,6 +193,14 @@ class WritesMixin(PrepareMixin, CheckpointsMixin):
         effects.extend(self._put_writes(task.id, writes, _path_str(task.path)))
 
 
+def _writes_state(writes: list[tuple[str, Any]]) -> bool:
+    """Whether ``writes`` hold a write to a channel (not only control writes)."""
+    for chan, _ in writes:
+        if chan not in CONTROL_CHANNELS:
+            return True
+    return False
+
+
 def _call_results(task: Task) -> list[tuple[str, Any]]:
     """The ``@task`` results a task has so far, in call order, as writes to save.
 
@@ -199,7 +208,7 @@ def _call_results(task: Task) -> list[tuple[str, Any]]:
     kept only if absent, so the earlier results keep their positions and the new
     ones follow.
     """
-    pad = task.scratchpad
+    pad = task.built_scratchpad
     if pad is not None and pad.calls:
         return [(CALL_RESULT, (cid, value)) for cid, value in pad.calls.items()]
     return [w for w in task.writes if w[0] == CALL_RESULT]

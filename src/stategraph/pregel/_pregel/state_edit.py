@@ -212,7 +212,7 @@ def _node_updates(
     graph: PregelGraph, view: Loop, tup: Any, updates: Sequence[StateUpdate], step: int
 ) -> Generator[Any, Any, dict[str, Any]]:
     """Updates as if the named nodes returned them, applied together as one step."""
-    from stategraph.pregel._algo import apply_writes, local_read
+    from stategraph.pregel._algo import apply_writes
     from stategraph.pregel._task import Task
 
     # an update for a node with a task pending takes that task's id: the writes are
@@ -256,8 +256,8 @@ def _node_updates(
             ns=f"{as_node}:{tid}",
             scratchpad=None,
             retry_policy=(),
+            channels=channels,
         )
-        task.reader = lambda select, _t=task, _c=channels: local_read(_c, select, _t.writes)
         edit = f"update_state(as_node={as_node!r})"
         for writer in node.writers:
             token = STATE_EDIT.set(edit)
