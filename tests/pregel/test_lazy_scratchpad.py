@@ -73,3 +73,43 @@ def test_the_scratchpad_built_on_first_use_has_the_tasks_step_and_answers() -> N
     # the step the task runs in, the run's last allowed step, the node's name
     assert pads == expected
     assert [p[0] for p in pads] == [2, 2]
+
+
+def test_threads_asking_at_once_get_one_scratchpad() -> None:
+    import sys
+    import threading
+
+    from stategraph.pregel._task import Task
+
+    task = Task(
+        "t1",
+        "n",
+        ("__pregel_pull", "n"),
+        None,
+        None,
+        (),
+        "",
+        None,
+        (),
+        pad_seed=(3, 9, None, False),
+    )  # type: ignore[arg-type]
+    seen: list[Any] = []
+    start = threading.Barrier(8)
+
+    def ask() -> None:
+        start.wait()
+        seen.append(task.scratchpad)
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible
+    try:
+        threads = [threading.Thread(target=ask) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(old)
+    assert len({id(p) for p in seen}) == 1
+    assert seen[0] is task.scratchpad
+    assert (seen[0].step, seen[0].stop) == (3, 9)

@@ -231,6 +231,9 @@ def _load_local_read() -> Callable[..., Any]:
     return local_read
 
 
+_PAD_LOCK = threading.Lock()
+"""Guards building a task's scratchpad on first use, so every thread gets the same one."""
+
 _SEND_LOCK = threading.Lock()
 """Guards :meth:`Task.send` (one lock for all tasks: the appends are short, and a
 task needs no lock of its own to allocate)."""
@@ -349,10 +352,13 @@ class Task:
         ``None`` for a task prepared only to be shown (not executed)."""
         pad = self._scratchpad
         if pad is None and self.pad_seed is not None:
-            step, stop, resume_state, strict = self.pad_seed
-            pad = self._scratchpad = Scratchpad(
-                step, stop, [], [], _MISSING, resume_state, strict, self.name
-            )
+            with _PAD_LOCK:  # (an observer's thread may ask while the task's builds it)
+                pad = self._scratchpad
+                if pad is None:
+                    step, stop, resume_state, strict = self.pad_seed
+                    pad = self._scratchpad = Scratchpad(
+                        step, stop, [], [], _MISSING, resume_state, strict, self.name
+                    )
         return pad
 
     @scratchpad.setter
