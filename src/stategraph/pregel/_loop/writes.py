@@ -189,7 +189,9 @@ class WritesMixin(PrepareMixin, CheckpointsMixin):
     ) -> None:
         if self.saver is None:
             return
-        effects.extend(self._put_writes(task.id, writes, _path_str(task.path)))
+        effect = self._writes_effect(task.id, writes, _path_str(task.path))
+        if effect is not None:
+            effects.append(effect)
 
 
 def _call_results(task: Task) -> list[tuple[str, Any]]:
