@@ -112,10 +112,14 @@ def uuid6_str(node: int | None = None, clock_seq: int | None = None) -> str:
     """
     ts, clock_seq, node = _uuid6_fields(node, clock_seq)
     # the five fields of the canonical form formatted at once (a checkpoint id is made
-    # on every step: no 128-bit integer, no slicing of its hex digits)
-    return (
-        f"{ts >> 28:08x}-{(ts >> 12) & 0xFFFF:04x}-{0x6000 | (ts & 0x0FFF):04x}-"
-        f"{0x8000 | clock_seq:04x}-{node:012x}"
+    # on every step: no 128-bit integer, no slicing of its hex digits; %-formatting
+    # costs about a third fewer instructions than an f-string with format specs)
+    return "%08x-%04x-%04x-%04x-%012x" % (  # noqa: UP031 (cheaper, see above)
+        ts >> 28,
+        (ts >> 12) & 0xFFFF,
+        0x6000 | (ts & 0x0FFF),
+        0x8000 | clock_seq,
+        node,
     )
 
 
@@ -141,9 +145,13 @@ def next_string_version(current: VersionLike) -> str:
     order equal numeric order, and the random part keeps two forks of one parent from
     producing the same ``(channel, version)`` with different values.
     """
+    global _last_version
     if type(current) is str:
+        last = _last_version
         try:
-            major = int(current.partition(".")[0])
+            # most often the version made last (a step's top version): its counter is
+            # known without parsing 32 digits
+            major = last[1] if current is last[0] else int(current.partition(".")[0])
         except ValueError:
             raise ValueError(
                 f"Cannot derive the next channel version from {current!r}: string "
@@ -160,4 +168,10 @@ def next_string_version(current: VersionLike) -> str:
             f"Cannot derive the next channel version from {current!r} "
             f"(type {type(current).__name__}); expected None, int, float or str."
         )
-    return f"{major + 1:032}.{_rand64():016x}"
+    made = "%032d.%016x" % (major + 1, _rand64())  # noqa: UP031 (as in uuid6_str)
+    _last_version = (made, major + 1)  # replaced whole: threads read one or the other
+    return made
+
+
+_last_version: tuple[str, int] = ("", 0)
+"""The last version :func:`next_string_version` made, with its counter."""
