@@ -402,3 +402,16 @@ def test_importing_savers_stays_light() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_next_string_version_counts_from_any_version_not_only_the_last_made() -> None:
+    """The counter of the version made last is kept; any other version is parsed."""
+    first = next_string_version(None)
+    second = next_string_version(first)
+    third = next_string_version(second)
+    assert [v.split(".")[0][-1] for v in (first, second, third)] == ["1", "2", "3"]
+    # an older version, and a copy of the last one (equal text, another object)
+    assert next_string_version(first).startswith("0" * 31 + "2.")
+    assert next_string_version("".join(list(third))).startswith("0" * 31 + "4.")
+    assert next_string_version("00000000000000000000000000000041.00").startswith("0" * 30 + "42.")
+    assert len(next_string_version(None)) == 49

@@ -365,7 +365,7 @@ class CheckpointsMixin(LoopFields):
         return packet
 
     def _put_writes(
-        self, task_id: str, writes: list[tuple[str, Any]], path: str = ""
+        self, task_id: str, writes: list[tuple[str, Any]], path: str | tuple[Any, ...] = ""
     ) -> Generator[fx.PutWrites, Any, None]:
         """Save ``writes`` of task ``task_id`` now, or keep them for the run's end."""
         effect = self._writes_effect(task_id, writes, path)
@@ -373,11 +373,12 @@ class CheckpointsMixin(LoopFields):
             yield effect
 
     def _writes_effect(
-        self, task_id: str, writes: list[tuple[str, Any]], path: str
+        self, task_id: str, writes: list[tuple[str, Any]], path: str | tuple[Any, ...]
     ) -> fx.PutWrites | None:
         """The effect that saves ``writes`` of task ``task_id`` now; ``None`` when there
         is nothing to save or they are kept for the run's end (durability="exit", or a
-        checkpoint not saved yet)."""
+        checkpoint not saved yet: most are dropped unsaved, so a task's ``path`` is
+        turned into its saved text only when saved, see :func:`path_text`)."""
         if self.saver is None or not writes:
             return None
         if self.untracked:
@@ -391,7 +392,9 @@ class CheckpointsMixin(LoopFields):
             if not writes:
                 writes = [(NO_WRITES, None)]  # still mark the task as finished
         if self.save_loop and not self.dirty:
-            return fx.PutWrites(self.checkpoint_config, writes, task_id, path, self.blocking)
+            return fx.PutWrites(
+                self.checkpoint_config, writes, task_id, path_text(path), self.blocking
+            )
         self.exit_writes.append((task_id, writes, path))
         return None
 
@@ -478,9 +481,14 @@ class CheckpointsMixin(LoopFields):
             yield fx.Put(put_config, self.checkpoint, self.metadata, exit_versions, True)
             self.dirty = False
         for task_id, writes, path in self.exit_writes:
-            yield fx.PutWrites(self.checkpoint_config, writes, task_id, path, True)
+            yield fx.PutWrites(self.checkpoint_config, writes, task_id, path_text(path), True)
         self.exit_writes = []
         yield fx.FLUSH
+
+
+def path_text(path: str | tuple[Any, ...]) -> str:
+    """A task's path as its writes are saved with it (``"~"``-joined parts)."""
+    return path if type(path) is str else "~".join(map(str, path))
 
 
 def _working_copy(checkpoint: dict[str, Any]) -> dict[str, Any]:

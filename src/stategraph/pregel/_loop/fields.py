@@ -79,7 +79,8 @@ class LoopFields:
         self.interrupts: list[Interrupt] = []
         self.resuming = False
         self.first_tick = True
-        self.exit_writes: list[tuple[str, list[tuple[str, Any]], str]] = []
+        # (task id, writes, task path) kept for the run's end (see _writes_effect)
+        self.exit_writes: list[tuple[str, list[tuple[str, Any]], str | tuple[Any, ...]]] = []
         self.dirty = False  # a checkpoint exists in memory that was not saved (durability=exit)
         self.output: Any = None
         self._exit_parent: dict[str, Any] | None = None
