@@ -19,6 +19,7 @@ __all__ = [
     "set_source",
     "utc_now",
     "utc_now_iso",
+    "iso_of_ns",
     "time_ns",
     "random_bytes",
     "uuid4_str",
@@ -91,8 +92,12 @@ def utc_now_iso() -> str:
     whole, so threads never mix two seconds); microseconds are appended as
     ``isoformat`` does (left out when zero).
     """
+    return iso_of_ns(_source.time_ns())
+
+
+def iso_of_ns(ns: int) -> str:
+    """The time ``ns`` (nanoseconds since the epoch) as :func:`utc_now_iso` writes it."""
     global _iso_second
-    ns = _source.time_ns()
     sec, us = divmod(ns // 1000, 1_000_000)
     cached = _iso_second
     if cached[0] != sec:

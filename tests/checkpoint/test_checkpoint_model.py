@@ -56,6 +56,21 @@ def test_uuid6_node_and_clock_seq() -> None:
     assert u.version == 6
 
 
+def test_uuid6_str_is_the_canonical_text_of_the_same_fields(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``uuid6_str`` formats the fields directly; the text is ``str(UUID)`` of the id."""
+    from stategraph.checkpoint import _ids
+
+    monkeypatch.setattr(_ids, "_next_timestamp", lambda: 0x0ABCDEF123456789)
+    for node, seq in [(0x123456789ABC, 5), (1, 0x3FFF), (0xFFFFFFFFFFFF, 0)]:
+        text = uuid6_str(node=node, clock_seq=seq)
+        assert text == str(uuid.UUID(int=_ids._uuid6_int(node, seq)))
+        u = uuid.UUID(text)
+        assert (u.version, u.node, u.clock_seq) == (6, node, seq)
+        assert u.variant == uuid.RFC_4122
+
+
 def test_uuid6_sorts_in_creation_order() -> None:
     ids = [uuid6_str() for _ in range(20_000)]
     assert ids == sorted(ids)
@@ -387,3 +402,16 @@ def test_importing_savers_stays_light() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_next_string_version_counts_from_any_version_not_only_the_last_made() -> None:
+    """The counter of the version made last is kept; any other version is parsed."""
+    first = next_string_version(None)
+    second = next_string_version(first)
+    third = next_string_version(second)
+    assert [v.split(".")[0][-1] for v in (first, second, third)] == ["1", "2", "3"]
+    # an older version, and a copy of the last one (equal text, another object)
+    assert next_string_version(first).startswith("0" * 31 + "2.")
+    assert next_string_version("".join(list(third))).startswith("0" * 31 + "4.")
+    assert next_string_version("00000000000000000000000000000041.00").startswith("0" * 30 + "42.")
+    assert len(next_string_version(None)) == 49

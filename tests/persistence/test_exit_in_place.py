@@ -82,3 +82,33 @@ def test_saved_checkpoints_match_a_run_that_streams_them(ask: bool) -> None:
         assert results[0][0][4][0][0] == "__interrupt__"
     else:
         assert results[0][0][:4] == ("loop", 6, {}, ["in", "a", "b", "in", "a", "b"])
+
+
+@pytest.mark.parametrize("ask", [False, True])
+def test_in_place_checkpoint_keeps_timestamp_and_updated_channels_of_its_step(ask: bool) -> None:
+    """The checkpoint saved at the end carries the time its step ended (read right after
+    its id was made, not when the run ends) and the channels that step updated, as the
+    last checkpoint of a run saving every step (durability="sync") does."""
+    import uuid
+    from datetime import datetime, timedelta, timezone
+
+    from stategraph.testing import deterministic
+
+    heads = {}
+    for durability in ("exit", "sync"):
+        saver = InMemorySaver()
+        graph = _graph(saver, ask)
+        config = {"configurable": {"thread_id": "t"}}
+        with deterministic(tick=timedelta(milliseconds=1)):
+            list(graph.stream({"log": ["in"]}, config, durability=durability))
+            head = saver.get_tuple(config)
+        assert head is not None
+        heads[durability] = head.checkpoint
+    cp = heads["exit"]
+    assert cp["updated_channels"] == heads["sync"]["updated_channels"]
+    assert "log" in cp["updated_channels"]
+    # the id's time (uuid v6: 60-bit count of 100 ns since 1582-10-15), then one tick
+    u = uuid.UUID(cp["id"]).int
+    ticks = ((u >> 80) << 12) | ((u >> 64) & 0x0FFF)
+    made = datetime(1582, 10, 15, tzinfo=timezone.utc) + timedelta(microseconds=ticks // 10)
+    assert datetime.fromisoformat(cp["ts"]) == made + timedelta(milliseconds=1)

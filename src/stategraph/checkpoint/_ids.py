@@ -44,7 +44,7 @@ if hasattr(os, "register_at_fork"):
 
 def _rand64() -> int:
     """64 random bits from the pooled ``os.urandom`` output."""
-    if _clock.get_source() is not _clock.SYSTEM:
+    if _clock._source is not _clock.SYSTEM:
         _rand_pool.clear()
         return int.from_bytes(_clock.random_bytes(8), "big")
     try:
@@ -62,9 +62,10 @@ def _next_timestamp() -> int:
     another in this process always sort in creation order.
     """
     global _last_timestamp
-    now = (_clock.time_ns() // 100 + _GREGORIAN_OFFSET) & _TS_MASK
+    source = _clock._source
+    now = (source.time_ns() // 100 + _GREGORIAN_OFFSET) & _TS_MASK
     with _lock:
-        if _clock.get_source() is not _clock.SYSTEM:
+        if source is not _clock.SYSTEM:
             # a replaced clock (tests) decides alone: no memory of earlier real ids
             _last_timestamp = now
             return now
@@ -74,8 +75,8 @@ def _next_timestamp() -> int:
     return now
 
 
-def _uuid6_int(node: int | None, clock_seq: int | None) -> int:
-    """Assemble the 128-bit integer of an RFC 9562 version-6 UUID."""
+def _uuid6_fields(node: int | None, clock_seq: int | None) -> tuple[int, int, int]:
+    """The 60-bit timestamp, 14-bit clock sequence and 48-bit node of a new id."""
     ts = _next_timestamp()
     if node is None or clock_seq is None:
         rand = _rand64()
@@ -84,6 +85,12 @@ def _uuid6_int(node: int | None, clock_seq: int | None) -> int:
             node = (rand & 0xFFFFFFFFFFFF) | 0x010000000000
         if clock_seq is None:
             clock_seq = rand >> 50
+    return ts, clock_seq & 0x3FFF, node & 0xFFFFFFFFFFFF
+
+
+def _uuid6_int(node: int | None, clock_seq: int | None) -> int:
+    """Assemble the 128-bit integer of an RFC 9562 version-6 UUID."""
+    ts, clock_seq, node = _uuid6_fields(node, clock_seq)
     time_high = ts >> 28  # 32 bits
     time_mid = (ts >> 12) & 0xFFFF  # 16 bits
     time_low = ts & 0x0FFF  # 12 bits
@@ -93,8 +100,8 @@ def _uuid6_int(node: int | None, clock_seq: int | None) -> int:
         | (0x6 << 76)
         | (time_low << 64)
         | (0b10 << 62)
-        | ((clock_seq & 0x3FFF) << 48)
-        | (node & 0xFFFFFFFFFFFF)
+        | (clock_seq << 48)
+        | node
     )
 
 
@@ -103,8 +110,17 @@ def uuid6_str(node: int | None = None, clock_seq: int | None = None) -> str:
 
     Strings made one after another in this process sort in creation order.
     """
-    h = f"{_uuid6_int(node, clock_seq):032x}"
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+    ts, clock_seq, node = _uuid6_fields(node, clock_seq)
+    # the five fields of the canonical form formatted at once (a checkpoint id is made
+    # on every step: no 128-bit integer, no slicing of its hex digits; %-formatting
+    # costs about a third fewer instructions than an f-string with format specs)
+    return "%08x-%04x-%04x-%04x-%012x" % (  # noqa: UP031 (cheaper, see above)
+        ts >> 28,
+        (ts >> 12) & 0xFFFF,
+        0x6000 | (ts & 0x0FFF),
+        0x8000 | clock_seq,
+        node,
+    )
 
 
 def uuid6(node: int | None = None, clock_seq: int | None = None) -> uuid.UUID:
@@ -129,17 +145,22 @@ def next_string_version(current: VersionLike) -> str:
     order equal numeric order, and the random part keeps two forks of one parent from
     producing the same ``(channel, version)`` with different values.
     """
-    if current is None:
-        major = 0
-    elif isinstance(current, str):
-        head = current.split(".", 1)[0]
+    global _last_version
+    if type(current) is str:
+        last = _last_version
         try:
-            major = int(head)
+            # most often the version made last (a step's top version): its counter is
+            # known without parsing 32 digits
+            major = last[1] if current is last[0] else int(current.partition(".")[0])
         except ValueError:
             raise ValueError(
                 f"Cannot derive the next channel version from {current!r}: string "
                 "versions must start with an integer counter (like '0000...0003.<hex>')."
             ) from None
+    elif current is None:
+        major = 0
+    elif isinstance(current, str):
+        return next_string_version(str(current))  # a str subclass
     elif isinstance(current, (int, float)):
         major = int(current)
     else:
@@ -147,4 +168,10 @@ def next_string_version(current: VersionLike) -> str:
             f"Cannot derive the next channel version from {current!r} "
             f"(type {type(current).__name__}); expected None, int, float or str."
         )
-    return f"{major + 1:032}.{_rand64():016x}"
+    made = "%032d.%016x" % (major + 1, _rand64())  # noqa: UP031 (as in uuid6_str)
+    _last_version = (made, major + 1)  # replaced whole: threads read one or the other
+    return made
+
+
+_last_version: tuple[str, int] = ("", 0)
+"""The last version :func:`next_string_version` made, with its counter."""

@@ -8,7 +8,7 @@ import os
 from collections.abc import Callable, Generator, Iterable, Mapping
 from typing import Any
 
-from stategraph._clock import utc_now_iso
+from stategraph._clock import iso_of_ns, time_ns, utc_now_iso
 from stategraph.channels.base import MISSING
 from stategraph.checkpoint._step import StepVersions
 from stategraph.constants import CONF, NO_WRITES, TASKS
@@ -291,15 +291,18 @@ class CheckpointsMixin(LoopFields):
             run.emit("debug", debug_event("checkpoint", step, payload))
 
     def _save_in_place(self, source: str, step: int, new_id: str) -> None:
-        """Turn the working checkpoint into the one of ``step`` (durability="exit")."""
+        """Turn the working checkpoint into the one of ``step`` (durability="exit").
+
+        Its values are brought up to date now (the channels may change before the run
+        ends: a failed or interrupted step); the text of its timestamp and its sorted
+        ``updated_channels`` wait for :meth:`_materialize` (``self.updated`` is a new
+        set at every step, never changed after it)."""
         cp = self.checkpoint
         tracker = self.tracker
         moved = tracker.moved if tracker is not None else None
         cp["channel_values"] = self._channel_values(cp["channel_versions"], moved, reuse=True)
         cp["id"] = new_id
-        cp["ts"] = _now_iso()
-        cp["updated_channels"] = sorted(self.updated) if self.updated else None
-        self._deferred = (source, step, self.checkpoint_id)
+        self._deferred = (source, step, self.checkpoint_id, _now_ns(), self.updated)
         self.checkpoint_id = new_id
         self.step = step + 1
         self.dirty = True
@@ -314,7 +317,10 @@ class CheckpointsMixin(LoopFields):
         if deferred is None:
             return
         self._deferred = None
-        source, step, parent_id = deferred
+        source, step, parent_id, ns, updated = deferred
+        cp = self.checkpoint
+        cp["ts"] = iso_of_ns(ns)
+        cp["updated_channels"] = sorted(updated) if updated else None
         run = self.run
         metadata = {
             **self.metadata_extra,
@@ -368,10 +374,22 @@ class CheckpointsMixin(LoopFields):
         return packet
 
     def _put_writes(
-        self, task_id: str, writes: list[tuple[str, Any]], path: str = ""
+        self, task_id: str, writes: list[tuple[str, Any]], path: str | tuple[Any, ...] = ""
     ) -> Generator[fx.PutWrites, Any, None]:
+        """Save ``writes`` of task ``task_id`` now, or keep them for the run's end."""
+        effect = self._writes_effect(task_id, writes, path)
+        if effect is not None:
+            yield effect
+
+    def _writes_effect(
+        self, task_id: str, writes: list[tuple[str, Any]], path: str | tuple[Any, ...]
+    ) -> fx.PutWrites | None:
+        """The effect that saves ``writes`` of task ``task_id`` now; ``None`` when there
+        is nothing to save or they are kept for the run's end (durability="exit", or a
+        checkpoint not saved yet: most are dropped unsaved, so a task's ``path`` is
+        turned into its saved text only when saved, see :func:`path_text`)."""
         if self.saver is None or not writes:
-            return
+            return None
         if self.untracked:
             # untracked keys live in memory only: neither their writes nor their values
             # inside Send packets are saved
@@ -383,9 +401,11 @@ class CheckpointsMixin(LoopFields):
             if not writes:
                 writes = [(NO_WRITES, None)]  # still mark the task as finished
         if self.save_loop and not self.dirty:
-            yield fx.PutWrites(self.checkpoint_config, writes, task_id, path, self.blocking)
-        else:
-            self.exit_writes.append((task_id, writes, path))
+            return fx.PutWrites(
+                self.checkpoint_config, writes, task_id, path_text(path), self.blocking
+            )
+        self.exit_writes.append((task_id, writes, path))
+        return None
 
     def _resave_head(self) -> Generator[fx.Effect, Any, None]:
         """Save the loaded checkpoint again, under the same id, with the current values."""
@@ -470,9 +490,14 @@ class CheckpointsMixin(LoopFields):
             yield fx.Put(put_config, self.checkpoint, self.metadata, exit_versions, True)
             self.dirty = False
         for task_id, writes, path in self.exit_writes:
-            yield fx.PutWrites(self.checkpoint_config, writes, task_id, path, True)
+            yield fx.PutWrites(self.checkpoint_config, writes, task_id, path_text(path), True)
         self.exit_writes = []
         yield fx.FLUSH
+
+
+def path_text(path: str | tuple[Any, ...]) -> str:
+    """A task's path as its writes are saved with it (``"~"``-joined parts)."""
+    return path if type(path) is str else "~".join(map(str, path))
 
 
 def _working_copy(checkpoint: dict[str, Any]) -> dict[str, Any]:
@@ -486,6 +511,9 @@ def _working_copy(checkpoint: dict[str, Any]) -> dict[str, Any]:
 
 _now_iso = utc_now_iso
 """The time a checkpoint is made, as its ``ts`` (ISO 8601, UTC)."""
+
+_now_ns = time_ns
+"""The time a checkpoint saved in place is made (its ``ts`` is written at the end)."""
 
 
 def _refresh_values(

@@ -79,13 +79,15 @@ class LoopFields:
         self.interrupts: list[Interrupt] = []
         self.resuming = False
         self.first_tick = True
-        self.exit_writes: list[tuple[str, list[tuple[str, Any]], str]] = []
+        # (task id, writes, task path) kept for the run's end (see _writes_effect)
+        self.exit_writes: list[tuple[str, list[tuple[str, Any]], str | tuple[Any, ...]]] = []
         self.dirty = False  # a checkpoint exists in memory that was not saved (durability=exit)
         self.output: Any = None
         self._exit_parent: dict[str, Any] | None = None
-        # (source, step, parent id) of a checkpoint saved in place whose metadata and
-        # configs are not made yet (see _save_in_place)
-        self._deferred: tuple[str, int, str] | None = None
+        # (source, step, parent id, time in ns, updated channels) of a checkpoint saved
+        # in place whose ts, updated_channels, metadata and configs are not made yet
+        # (see _save_in_place)
+        self._deferred: tuple[str, int, str, int, set[str] | None] | None = None
         # whether a "values" chunk of the output keys was produced (invoke returns None
         # when not, as LangGraph's invoke returns the last such chunk)
         self.output_written = False

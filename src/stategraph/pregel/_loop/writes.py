@@ -190,7 +190,9 @@ class WritesMixin(PrepareMixin, CheckpointsMixin):
     ) -> None:
         if self.saver is None:
             return
-        effects.extend(self._put_writes(task.id, writes, _path_str(task.path)))
+        effect = self._writes_effect(task.id, writes, task.path)
+        if effect is not None:
+            effects.append(effect)
 
 
 def _writes_state(writes: list[tuple[str, Any]]) -> bool:
@@ -221,10 +223,6 @@ def _latest_answers(task: Task) -> list[tuple[str, Any]]:
         if chan in (RESUME, RESUME_ASKED, CALL_RESUME):
             latest[chan] = value
     return list(latest.items())
-
-
-def _path_str(path: tuple[Any, ...]) -> str:
-    return "~".join(map(str, path))
 
 
 def _address(exc: ParentCommand, ns: str) -> None:
