@@ -181,7 +181,7 @@ class WritesMixin(PrepareMixin, CheckpointsMixin):
             writes = task.writes
             if not _writes_state(writes):
                 writes = [*writes, (NO_WRITES, None)]
-            effects.extend(self._put_writes(task.id, writes, _path_str(task.path)))
+            self._collect(effects, task, writes)
         self._emit_task_output(task, cached=task.cached)
         return effects
 
