@@ -161,12 +161,15 @@ def test_sqlite_chains_of_delta_format_1_without_base_column_still_read(
     conn = sqlite3.connect(path, isolation_level=None)
     try:
         rows = conn.execute(
-            "SELECT rowid, blob FROM blobs WHERE type = ?", (DELTA_TYPE,)
+            "SELECT thread_id, checkpoint_ns, channel, version, blob FROM blobs WHERE type = ?",
+            (DELTA_TYPE,),
         ).fetchall()
         assert len(rows) > 50
-        for rowid, blob in rows:
+        for *key, blob in rows:  # (by primary key: a new file's blobs have no rowid)
             conn.execute(
-                "UPDATE blobs SET blob = ?, base = NULL WHERE rowid = ?", (to_format_1(blob), rowid)
+                "UPDATE blobs SET blob = ?, base = NULL WHERE thread_id = ? AND "
+                "checkpoint_ns = ? AND channel = ? AND version = ?",
+                (to_format_1(blob), *key),
             )
     finally:
         conn.close()

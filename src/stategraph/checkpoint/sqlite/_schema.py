@@ -114,6 +114,63 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
 )
 
+NEW_FILE: tuple[str, ...] = (
+    # The schema MIGRATIONS build, made at once for a file that has none of it, with
+    # ``writes`` and ``blobs`` WITHOUT ROWID: their rows then live in their primary
+    # key's b-tree instead of a rowid table plus an index repeating every key. Same
+    # columns in the same order, same indexes: every statement of the saver runs on
+    # both forms, and a file migrated from an older release keeps its rowid tables
+    # (rebuilding them would lock it for long). ``checkpoints`` keeps its rowid: the
+    # studio's thread index (``studio._reading``) follows the rows other connections
+    # add by it, which no column of the table can do for concurrent writers.
+    """CREATE TABLE checkpoints (
+        thread_id TEXT NOT NULL,
+        checkpoint_ns TEXT NOT NULL DEFAULT '',
+        checkpoint_id TEXT NOT NULL,
+        parent_checkpoint_id TEXT,
+        type TEXT NOT NULL,
+        checkpoint BLOB NOT NULL,
+        metadata_type TEXT NOT NULL,
+        metadata BLOB NOT NULL,
+        metadata_json TEXT NOT NULL DEFAULT '{}',
+        body_base TEXT,
+        PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
+    )""",
+    """CREATE TABLE writes (
+        thread_id TEXT NOT NULL,
+        checkpoint_ns TEXT NOT NULL DEFAULT '',
+        checkpoint_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        idx INTEGER NOT NULL,
+        channel TEXT NOT NULL,
+        type TEXT NOT NULL,
+        value BLOB NOT NULL,
+        task_path TEXT NOT NULL DEFAULT '',
+        seq INTEGER NOT NULL,
+        PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+    ) WITHOUT ROWID""",
+    """CREATE TABLE blobs (
+        thread_id TEXT NOT NULL,
+        checkpoint_ns TEXT NOT NULL DEFAULT '',
+        channel TEXT NOT NULL,
+        version TEXT NOT NULL,
+        type TEXT NOT NULL,
+        blob BLOB,
+        base TEXT,
+        PRIMARY KEY (thread_id, checkpoint_ns, channel, version)
+    ) WITHOUT ROWID""",
+    *MIGRATIONS[3],
+    *MIGRATIONS[4],
+    *MIGRATIONS[5],
+    *MIGRATIONS[8][:1],
+    "UPDATE storage_format SET version = 5 WHERE name = 'channel_values'",
+)
+"""Statements that make a new file's schema as of migration :data:`NEW_FILE_AT` (see
+the first comment); the migrations after it run as for any file."""
+NEW_FILE_AT = 9
+"""The last migration :data:`NEW_FILE` stands for (never change: append migrations)."""
+_TABLES = ("checkpoints", "writes", "blobs", "storage_format", "thread_ttl", "items")
+
 VALUES_FORMAT = 5
 """The newest storage format this release reads and writes: 1 = every value stored
 whole (releases before delta storage); 2 = list values may be stored as deltas;
@@ -175,6 +232,14 @@ def migrate(conn: sqlite3.Connection) -> None:
     try:
         conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (v INTEGER PRIMARY KEY)")
         current = _current_version(conn)
+        if current == -1 and not _has_any_table(conn):
+            for statement in NEW_FILE:
+                conn.execute(statement)
+            current = NEW_FILE_AT
+            conn.executemany(
+                "INSERT INTO schema_migrations (v) VALUES (?)",
+                [(v,) for v in range(NEW_FILE_AT + 1)],
+            )
         for v in range(current + 1, len(MIGRATIONS)):
             for statement in MIGRATIONS[v]:
                 conn.execute(statement)
@@ -183,6 +248,16 @@ def migrate(conn: sqlite3.Connection) -> None:
         conn.rollback()
         raise
     conn.commit()
+
+
+def _has_any_table(conn: sqlite3.Connection) -> bool:
+    """Whether the file has one of the tables the migrations make."""
+    marks = ", ".join("?" for _ in _TABLES)
+    found = conn.execute(
+        f"SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN ({marks})",
+        _TABLES,
+    ).fetchone()
+    return bool(found[0])
 
 
 def check_format(conn: sqlite3.Connection) -> None:
