@@ -18,8 +18,13 @@ segment) whose type is :data:`INTERNED_TYPE` has as bytes the msgpack array
 ``[FORMAT, kind, payload]``:
 
 * ``kind`` :data:`LIST` -- ``payload`` is the list's elements in order, each either a
-  16-byte ``bin`` (a reference to the items store) or ``[type, bytes]`` (an element
-  kept inline, serialized on its own);
+  16-byte ``bin`` (a reference to the items store), ``[type, bytes]`` (an element
+  kept inline, serialized on its own) or, from format 2, ``[hash, keys, role]``: a
+  plain message dict (``{"role": ..., "content": ..., "id": ...}``, all strings)
+  stored as a reference to the message it becomes in a ``messages`` channel, and
+  rebuilt from that message's ``content`` and ``id``, the ``role`` string and the
+  dict's ``keys`` in order (so a chat message a node or the input wrote and the same
+  message in the channel share one item);
 * ``kind`` :data:`DICT` -- a ``dict`` with ``str`` keys (the ``__start__`` input map):
   ``payload`` is ``[[key, 1, elements], ...]`` for the entries whose value is a list
   (``elements`` as above) and ``[key, 0, [type, bytes]]`` for the others.
@@ -53,8 +58,11 @@ __all__ = [
 
 INTERNED_TYPE = "sg-interned"
 """Type tag of a value whose large list elements live in the items store."""
-FORMAT = 1
-"""Version of the interned encoding written (and read) by this release."""
+FORMAT = 2
+"""Newest version of the interned encoding (format 2 adds message-dict references);
+values without such a reference are still written as format 1."""
+OLDEST_FORMAT = 1
+"""Oldest version of the interned encoding this release reads."""
 LIST = 0
 """Kind of an interned list."""
 DICT = 1
@@ -71,6 +79,9 @@ SAMPLES = 8
 """Elements sampled to judge a long list (see :data:`SHORT_LIST`)."""
 
 Typed = tuple[str, bytes]
+Shape = list[Any]
+"""``[keys, role]`` of a message dict stored as a reference to its message."""
+_CONTENT_AND_ID = frozenset(("content", "id"))
 
 
 def item_hash(typed: Typed) -> bytes:
@@ -95,24 +106,32 @@ class Interner:
         self._owner = owner
         self.threshold = threshold
 
-    def _element(
-        self, channel: str, element: Any, memo: dict[int, tuple[Typed, bytes | None]]
-    ) -> tuple[Typed, bytes | None]:
-        """``element`` serialized, and its hash when it is large enough to intern.
+    def _element(self, channel: str, element: Any, memo: Memo) -> Element:
+        """``element`` serialized, its hash when it is large enough to intern, and the
+        shape of a message dict stored as its message (see :func:`message_shape`).
 
         ``memo`` (one per :meth:`dump` call, keyed by ``id``: every element is alive in
         the value being dumped) serializes an object that the value holds several
         times only once."""
         found = memo.get(id(element))
         if found is None:
-            typed = dump_channel_value(self._owner.serde, channel, element)
-            found = (typed, item_hash(typed) if len(typed[1]) >= self.threshold else None)
+            shaped = message_shape(element) if type(element) is dict else None
+            typed = dump_channel_value(
+                self._owner.serde, channel, element if shaped is None else shaped[0]
+            )
+            large = len(typed[1]) >= self.threshold
+            if shaped is not None and not large:  # keep the dict itself inline
+                shaped = None
+                typed = dump_channel_value(self._owner.serde, channel, element)
+            found = (
+                typed,
+                item_hash(typed) if large else None,
+                None if shaped is None else shaped[1],
+            )
             memo[id(element)] = found
         return found
 
-    def _mostly_small(
-        self, channel: str, value: list[Any], memo: dict[int, tuple[Typed, bytes | None]]
-    ) -> bool:
+    def _mostly_small(self, channel: str, value: list[Any], memo: Memo) -> bool:
         """Whether ``value`` is a long list of small elements (numbers, short strings),
         judged from a few samples: such a list is stored whole, with no work per
         element."""
@@ -130,59 +149,101 @@ class Interner:
         channel: str,
         value: list[Any],
         items: dict[bytes, Typed],
-        memo: dict[int, tuple[Typed, bytes | None]],
-    ) -> tuple[list[Any], bool]:
+        memo: Memo,
+    ) -> tuple[list[Any], int]:
+        """The encoded elements and the format they need (0: nothing interned)."""
         out: list[Any] = []
-        interned = False
+        fmt = 0
         for element in value:
-            typed, key = self._element(channel, element, memo)
-            if key is not None:
-                items[key] = typed
-                out.append(key)
-                interned = True
-            else:
+            typed, key, shape = self._element(channel, element, memo)
+            if key is None:
                 out.append([typed[0], typed[1]])
-        return out, interned
+                continue
+            items[key] = typed
+            if shape is None:
+                out.append(key)
+                fmt = max(fmt, 1)
+            else:
+                out.append([key, *shape])
+                fmt = 2
+        return out, fmt
 
     def dump(self, channel: str, value: Any, items: dict[bytes, Typed]) -> Typed:
         """Serialize ``value`` (of channel ``channel``); the items it refers to are
         added to ``items`` (hash -> typed), which the caller stores with the value in
         one transaction. A value with nothing to intern is ``serde``'s own encoding."""
         tp = type(value)
-        memo: dict[int, tuple[Typed, bytes | None]] = {}
+        memo: Memo = {}
         if tp is list and value:
             if not self._mostly_small(channel, value, memo):
                 found: dict[bytes, Typed] = {}
-                elements, interned = self._elements(channel, value, found, memo)
-                if interned:
+                elements, fmt = self._elements(channel, value, found, memo)
+                if fmt:
                     items.update(found)
                     import ormsgpack
 
-                    return INTERNED_TYPE, ormsgpack.packb([FORMAT, LIST, elements])
+                    return INTERNED_TYPE, ormsgpack.packb([fmt, LIST, elements])
         elif tp is dict and value and all(type(k) is str for k in value):
             if any(type(v) is list and v for v in value.values()):
                 found = {}
                 entries: list[Any] = []
-                any_interned = False
+                fmt = 0
                 for key, entry in value.items():
                     if type(entry) is list and not self._mostly_small(channel, entry, memo):
-                        elements, interned = self._elements(channel, entry, found, memo)
-                        any_interned = any_interned or interned
+                        elements, entry_fmt = self._elements(channel, entry, found, memo)
+                        fmt = max(fmt, entry_fmt)
                         entries.append([key, 1, elements])
                     else:
                         typed = dump_channel_value(self._owner.serde, channel, entry)
                         entries.append([key, 0, [typed[0], typed[1]]])
-                if any_interned:
+                if fmt:
                     items.update(found)
                     import ormsgpack
 
-                    return INTERNED_TYPE, ormsgpack.packb([FORMAT, DICT, entries])
+                    return INTERNED_TYPE, ormsgpack.packb([fmt, DICT, entries])
         return dump_channel_value(self._owner.serde, channel, value)
 
 
-def unpack_header(blob: bytes, size: int, fmt: int, kind: str, stored_in: str) -> list[Any]:
+Memo = dict[int, "Element"]
+Element = tuple[Typed, bytes | None, Shape | None]
+"""An element serialized, its hash if interned, its message-dict shape if any."""
+
+
+def message_shape(element: dict[Any, Any]) -> tuple[Any, Shape] | None:
+    """``(message, [keys, role])`` when the dict ``element`` is a plain chat message
+    (keys ``role`` or ``type``, ``content`` and ``id``, all ``str``) that
+    :func:`rebuild_message_dict` gives back exactly from the message it converts to;
+    otherwise ``None``."""
+    keys = list(element)
+    role_key = "role" if "role" in element else "type"
+    if len(keys) != 3 or {*keys} - {role_key} != _CONTENT_AND_ID:
+        return None
+    if any(type(k) is not str or type(v) is not str for k, v in element.items()):
+        return None
+    from stategraph.messages import _convert_one
+
+    try:
+        message = _convert_one(element)
+    except (TypeError, ValueError):
+        return None
+    shape: Shape = [keys, element[role_key]]
+    if rebuild_message_dict(message, shape) != element:
+        return None
+    return message, shape
+
+
+def rebuild_message_dict(message: Any, shape: Shape) -> dict[str, Any]:
+    """The message dict of ``shape`` (``[keys, role]``) whose message is ``message``."""
+    keys, role = shape
+    return {k: role if k in ("role", "type") else getattr(message, k, None) for k in keys}
+
+
+def unpack_header(
+    blob: bytes, size: int, fmt: int, kind: str, stored_in: str, oldest: int | None = None
+) -> list[Any]:
     """``blob`` read as a msgpack list of ``size`` items starting with format ``fmt``
-    (the layout of interned and of sealed values). Raises
+    (or any from ``oldest`` to ``fmt``) (the layout of interned and of sealed values).
+    Raises
     :class:`~stategraph.checkpoint.serde.base.DeserializationError` naming ``kind``
     for a corrupt blob, and ``stored_in`` and the format for one of another format."""
     import ormsgpack
@@ -191,7 +252,13 @@ def unpack_header(blob: bytes, size: int, fmt: int, kind: str, stored_in: str) -
         data: list[Any] = ormsgpack.unpackb(blob)
     except (ValueError, TypeError) as exc:  # ormsgpack's decode error is a ValueError
         raise DeserializationError(f"A {kind} is corrupt ({exc}).") from exc
-    if type(data) is not list or len(data) != size or data[0] != fmt:
+    low = fmt if oldest is None else oldest
+    if (
+        type(data) is not list
+        or len(data) != size
+        or type(data[0]) is not int
+        or not low <= data[0] <= fmt
+    ):
         version = data[0] if type(data) is list and data else "?"
         raise DeserializationError(
             f"A stored value {stored_in} {version!r}, which this release cannot "
@@ -201,7 +268,9 @@ def unpack_header(blob: bytes, size: int, fmt: int, kind: str, stored_in: str) -
 
 
 def _check(blob: bytes) -> list[Any]:
-    return unpack_header(blob, 3, FORMAT, "stored interned value", "uses interned format")
+    return unpack_header(
+        blob, 3, FORMAT, "stored interned value", "uses interned format", OLDEST_FORMAT
+    )
 
 
 def refs(typed: Typed | None) -> Iterable[bytes]:
@@ -226,14 +295,21 @@ def refs(typed: Typed | None) -> Iterable[bytes]:
     return ()
 
 
+def _ref(e: Any) -> bytes | None:
+    """The item hash an encoded element refers to, if any."""
+    if type(e) is bytes:
+        return e
+    if type(e) is list and len(e) == 3 and type(e[0]) is bytes:
+        return e[0]
+    return None
+
+
 def _refs_of(data: list[Any]) -> list[bytes]:
     if data[1] == LIST:
-        return [e for e in data[2] if type(e) is bytes]
-    out: list[bytes] = []
-    for _, is_list, payload in data[2]:
-        if is_list:
-            out.extend(e for e in payload if type(e) is bytes)
-    return out
+        payloads = [data[2]]
+    else:
+        payloads = [payload for _, is_list, payload in data[2] if is_list]
+    return [h for payload in payloads for e in payload if (h := _ref(e)) is not None]
 
 
 class Resolver:
@@ -283,22 +359,24 @@ class Resolver:
                 self._items[key] = typed
 
     def _element(self, e: Any, channel: str) -> Any:
-        if type(e) is bytes:
-            typed = self._items.get(e)
+        key = _ref(e)
+        if key is None:
+            return self.serde.loads_typed((e[0], e[1]))
+        typed = self._items.get(key)
+        if typed is None:
+            self._load_items((key,))
+            typed = self._items.get(key)
             if typed is None:
-                self._load_items((e,))
-                typed = self._items.get(e)
-                if typed is None:
-                    raise DeserializationError(
-                        f"Thread '{self.thread_id}', channel '{channel}': the stored item "
-                        f"{e.hex()} a value refers to is missing (checkpoint data is "
-                        "incomplete)."
-                    )
-            return self.serde.loads_typed(typed)
-        return self.serde.loads_typed((e[0], e[1]))
+                raise DeserializationError(
+                    f"Thread '{self.thread_id}', channel '{channel}': the stored item "
+                    f"{key.hex()} a value refers to is missing (checkpoint data is "
+                    "incomplete)."
+                )
+        value = self.serde.loads_typed(typed)
+        return value if key is e else rebuild_message_dict(value, e[1:])
 
     def _elements(self, payload: list[Any], channel: str) -> list[Any]:
-        missing = [e for e in payload if type(e) is bytes and e not in self._items]
+        missing = [h for e in payload if (h := _ref(e)) is not None and h not in self._items]
         if missing:
             self._load_items(missing)
         return [self._element(e, channel) for e in payload]

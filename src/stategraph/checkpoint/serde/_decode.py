@@ -448,6 +448,18 @@ def _dataclass_spec(tp: type) -> tuple[frozenset[str], tuple[str, ...]]:
     return spec
 
 
+def _field_defaults(tp: type) -> dict[str, Any]:
+    """The defaults of ``tp``'s fields that have one (the encoder omits values equal to
+    them; restoring fields without ``__init__`` puts them back)."""
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(tp):
+        if f.default is not dataclasses.MISSING:
+            out[f.name] = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            out[f.name] = f.default_factory()
+    return out
+
+
 def _dec_dataclass(dec: Decoder, data: bytes) -> Any:
     module, qualname, values = dec.unpack(data)
     tp: Any = dec.lookup(module, qualname)
@@ -461,7 +473,7 @@ def _dec_dataclass(dec: Decoder, data: bytes) -> Any:
             obj = tp(**{k: v for k, v in values.items() if k in init_names})
     except TypeError:  # required InitVar, changed signature...: restore the fields as stored
         obj = tp.__new__(tp)
-        for name, value in values.items():
+        for name, value in {**_field_defaults(tp), **values}.items():
             object.__setattr__(obj, name, value)
         return obj
     for name in other_names:

@@ -246,23 +246,89 @@ def _enc_exception(enc: Encoder, obj: BaseException) -> ormsgpack.Ext:
 # -------------------------------------------------------------- class-based encoders
 
 
+_FACTORY_DEFAULT = getattr(dataclasses, "_HAS_DEFAULT_FACTORY", object())
+"""What a generated dataclass ``__init__`` shows as the default of a ``default_factory``
+field."""
+_EXACT_DEFAULT_TYPES = (str, int, bytes)
+"""Defaults whose equal values are interchangeable with them (``-0.0 == 0.0``, so floats
+are omitted only when they are the default object itself)."""
+
+
+def default_checks(tp: type) -> tuple[tuple[str, Callable[[Any], bool]], ...]:
+    """``(field, is_default)`` for the fields of dataclass ``tp`` that ``tp(**values)``
+    fills in when they are left out: a value for which ``is_default`` holds can be
+    omitted from storage and comes back identical (the decoder calls ``tp(**values)``).
+
+    The defaults are read from ``tp.__init__``'s signature, so a hand-written
+    ``__init__`` is followed too; a class whose ``__init__`` needs an argument that is
+    not a field (a required ``InitVar``) omits nothing (the decoder then restores the
+    fields as stored). A default is matched by identity, by equality for ``str``,
+    ``int`` and ``bytes`` of the same type, and, for a ``list`` or ``dict``
+    ``default_factory``, by being an empty one of exactly that type."""
+    import inspect
+
+    fields = {f.name: f for f in dataclasses.fields(tp)}
+    try:
+        params = inspect.signature(tp.__init__).parameters  # type: ignore[misc]
+    except (TypeError, ValueError):
+        return ()
+    checks: list[tuple[str, Callable[[Any], bool]]] = []
+    for i, (name, param) in enumerate(params.items()):
+        if i == 0 or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue  # self, *args, **kwargs
+        default = param.default
+        if default is param.empty:
+            if name not in fields:
+                return ()  # a required InitVar: the decoder cannot call tp(**values)
+            continue
+        if name not in fields or param.kind is param.POSITIONAL_ONLY:
+            continue
+        if default is _FACTORY_DEFAULT:
+            factory = fields[name].default_factory
+            if factory is list or factory is dict:
+                checks.append((name, _empty_of(factory)))
+        else:
+            checks.append((name, _matches(default)))
+    return tuple(checks)
+
+
+def _empty_of(tp: type) -> Callable[[Any], bool]:
+    def is_default(value: Any) -> bool:
+        return type(value) is tp and not value
+
+    return is_default
+
+
+def _matches(default: Any) -> Callable[[Any], bool]:
+    exact = type(default) in _EXACT_DEFAULT_TYPES
+
+    def is_default(value: Any) -> bool:
+        return value is default or (exact and type(value) is type(default) and value == default)
+
+    return is_default
+
+
 def _dataclass_encoder(tp: type) -> EncodeFn:
     names = tuple(f.name for f in dataclasses.fields(tp))
     module, qualname = tp.__module__, tp.__qualname__
     missing = object()
-
     name_set = frozenset(names)
+    checks = default_checks(tp)
 
     def encode(enc: Encoder, obj: Any) -> ormsgpack.Ext:
         state = getattr(obj, "__dict__", None)
         if state is not None and state.keys() == name_set:
-            # plain (non-slotted) dataclass holding exactly its fields: pack the dict as is
-            return enc.ext(EXT_DATACLASS, [module, qualname, state])
-        values: dict[str, Any] = {}
-        for name in names:
-            value = getattr(obj, name, missing)
-            if value is not missing:
-                values[name] = value
+            # plain (non-slotted) dataclass holding exactly its fields
+            values: dict[str, Any] = state
+        else:
+            values = {}
+            for name in names:
+                value = getattr(obj, name, missing)
+                if value is not missing:
+                    values[name] = value
+        omit = [name for name, is_default in checks if name in values and is_default(values[name])]
+        if omit:
+            values = {k: v for k, v in values.items() if k not in omit}
         return enc.ext(EXT_DATACLASS, [module, qualname, values])
 
     return encode
