@@ -313,7 +313,10 @@ def _dataclass_encoder(tp: type) -> EncodeFn:
     module, qualname = tp.__module__, tp.__qualname__
     missing = object()
     name_set = frozenset(names)
-    checks = default_checks(tp)
+    # only stategraph's own classes (messages, ...) leave defaults out: their defaults
+    # are ours to keep; an application's class may change a default between
+    # releases, which must not change what its saved values mean
+    checks = default_checks(tp) if tp.__module__.startswith("stategraph.") else ()
 
     def encode(enc: Encoder, obj: Any) -> ormsgpack.Ext:
         state = getattr(obj, "__dict__", None)
