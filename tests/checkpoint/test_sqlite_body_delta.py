@@ -273,11 +273,11 @@ def test_newer_format_is_refused_by_this_release(tmp_path: Path) -> None:
     conn.close()
 
 
-def test_keyframes_encode_and_apply_round_trip() -> None:
-    frames = Keyframes()
+def _big_body() -> dict[str, Any]:
+    """A checkpoint body "a" of 200 channels and 100 nodes (big enough to be keyframed)."""
     cv = {f"c{i}": f"{i:032}.{i:016x}" for i in range(200)}
     vs = {f"n{i}": {f"c{i}": cv[f"c{i}"]} for i in range(100)}
-    body = {
+    return {
         "v": 4,
         "id": "a",
         "ts": "t0",
@@ -285,6 +285,12 @@ def test_keyframes_encode_and_apply_round_trip() -> None:
         "versions_seen": vs,
         "updated_channels": None,
     }
+
+
+def test_keyframes_encode_and_apply_round_trip() -> None:
+    frames = Keyframes()
+    body = _big_body()
+    cv, vs = body["channel_versions"], body["versions_seen"]
     assert frames.encode(("t", ""), None, body) is None  # no keyframe yet
     frames.commit(("t", ""), "a", body, None, b"stored bytes of a")
     vs["n0"]["c0"] = "mutated after put"  # the caller's dicts are not the frame's
@@ -375,16 +381,7 @@ def test_a_step_account_that_does_not_add_up_is_not_trusted() -> None:
     from stategraph.checkpoint._step import StepVersions
 
     frames = Keyframes()
-    cv = {f"c{i}": f"{i:032}.{i:016x}" for i in range(200)}
-    vs = {f"n{i}": {f"c{i}": cv[f"c{i}"]} for i in range(100)}
-    body = {
-        "v": 4,
-        "id": "a",
-        "ts": "t0",
-        "channel_versions": cv,
-        "versions_seen": vs,
-        "updated_channels": None,
-    }
+    body = _big_body()
     frames.commit(("t", ""), "a", body, None, b"a")
     nxt = copy.deepcopy(body)
     nxt.update(id="b")
