@@ -81,12 +81,12 @@ def current_graph_state() -> Any:
     if current is None:
         return None
     run, task = current
-    reader = getattr(task, "reader", None)
+    read = getattr(task, "read", None)  # (Task.read: the step's channels, its own writes)
     keys = getattr(run.graph, "stream_channels", None)
-    if reader is None or keys is None:
+    if read is None or keys is None or getattr(task, "channels", None) is None:
         return None
     names = [keys] if isinstance(keys, str) else list(keys)
-    values = reader(names)
+    values = read(names)
     return dict(values) if isinstance(values, Mapping) else values
 
 
