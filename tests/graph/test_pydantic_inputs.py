@@ -188,3 +188,91 @@ def test_an_input_with_every_field_is_the_model_model_validate_builds(extra: str
         assert a.__pydantic_extra__ == {} and a.__pydantic_extra__ is not b.__pydantic_extra__
         a.surplus = 1  # type: ignore[attr-defined]
         assert b.__pydantic_extra__ == {}
+
+
+def extend_in_place(old: list[int], new: list[int]) -> list[int]:
+    """A reducer that grows its list in place (the channel keeps the same object)."""
+    old.extend(new)
+    return old
+
+
+def test_a_reducer_extending_its_list_in_place_is_seen_by_the_next_nodes() -> None:
+    """The channel hands out the same list object with new items: not the one validated."""
+    checked: list[list[int]] = []
+
+    class State(BaseModel):
+        items: Annotated[list[int], extend_in_place] = Field(default_factory=list)
+        n: int = 0
+
+        @field_validator("items", mode="after")
+        @classmethod
+        def _items(cls, v: list[int]) -> list[int]:
+            checked.append(list(v))
+            return v
+
+    seen: list[list[int]] = []
+
+    def step(state: State) -> dict[str, object]:
+        seen.append(list(state.items))
+        return {"items": [len(state.items) + 1], "n": state.n + 1}
+
+    builder = StateGraph(State)
+    builder.add_node("step", step)
+    builder.add_edge(START, "step")
+    builder.add_conditional_edges("step", lambda s: END if s.n >= 3 else "step")
+    out = builder.compile().invoke({"items": [0]})
+    assert seen == [[0], [0, 2], [0, 2, 3]]
+    assert out["items"] == [0, 2, 3, 4]
+    assert [0, 2, 3] in checked  # the grown list went through the field's validator
+
+
+def test_an_input_list_appended_to_between_runs_is_validated_again() -> None:
+    calls: list[list[str]] = []
+
+    class State(BaseModel):
+        history: list[str] = []
+        meta: dict[str, int] = {}
+
+        @field_validator("history", mode="after")
+        @classmethod
+        def _history(cls, v: list[str]) -> list[str]:
+            calls.append(list(v))
+            return v
+
+    seen: list[tuple[list[str], dict[str, int]]] = []
+
+    def node(state: State) -> dict[str, object]:
+        seen.append((list(state.history), dict(state.meta)))
+        return {}
+
+    builder = StateGraph(State)
+    builder.add_node("node", node)
+    builder.add_edge(START, "node")
+    graph = builder.compile()
+    history, meta = ["hi"], {"a": 1}
+    graph.invoke({"history": history, "meta": meta})
+    history.append("again")
+    meta["a"] = 2  # same keys, a new value
+    graph.invoke({"history": history, "meta": meta})
+    assert seen == [(["hi"], {"a": 1}), (["hi", "again"], {"a": 2})]
+    assert calls[-1] == ["hi", "again"]
+
+    with pytest.raises(ValidationError, match="history"):
+        history.append(3)  # type: ignore[arg-type]
+        graph.invoke({"history": history, "meta": meta})
+
+
+def test_an_unchanged_list_is_still_not_validated_again() -> None:
+    """The snapshot check keeps the saving: same object, same items -> no validation."""
+    State, calls = _counting_model()
+    inputs = ModelInputs.build(State)
+    assert inputs is not None
+    items = [1, 2]
+    first = inputs.validate({"items": items, "note": "a"})
+    second = inputs.validate({"items": items, "note": "a"})
+    assert calls == {"items": 1, "note": 1}
+    assert second.items == first.items == [1, 2] and second.items is not first.items
+    items[0] = 5  # same length, another item
+    third = inputs.validate({"items": items, "note": "a"})
+    assert calls == {"items": 2, "note": 1}
+    assert third.items == [5, 2]

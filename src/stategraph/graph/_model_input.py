@@ -3,8 +3,12 @@
 Building each node's input with ``model_validate`` runs every field validator on the
 whole state at every step, although most values have not changed since the previous
 node got them. :class:`ModelInputs` (one per state model, shared by the graph's nodes)
-remembers, per field, the last value it validated (by identity: channels hand out the
-same object until it is written again) and the validated result. A new input:
+remembers, per field, the last value it validated and the validated result. A value
+counts as the one validated when it is the same object and, for a plain list, dict or
+set, still holds the same items (compared by identity against a shallow snapshot taken
+when it was validated): a reducer that extends its list in place, or a caller appending
+to the list it passes again to the next run, hands out the same object with new items,
+which must be validated (and seen) again. A new input:
 
 * re-validates the changed fields only (``validate_assignment``, which runs the
   field's validators) on a model built with ``model_construct``;
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import threading
 import weakref
+from operator import is_
 from typing import Any
 
 __all__ = ["ModelInputs", "model_inputs"]
@@ -44,11 +49,12 @@ def model_inputs(schema: type) -> ModelInputs | None:
 
 
 class _Memo:
-    """What the validations saw: per field, (raw value, validated copy)."""
+    """What the validations saw: per field, (raw value, snapshot of its items or None,
+    validated copy)."""
 
     __slots__ = ("entries",)
 
-    def __init__(self, entries: dict[str, tuple[Any, Any]]) -> None:
+    def __init__(self, entries: dict[str, tuple[Any, Any, Any]]) -> None:
         self.entries = entries
 
 
@@ -97,7 +103,7 @@ class ModelInputs:
         model = self.schema.model_validate(values)
         data = model.__dict__
         if data.keys() >= values.keys():
-            self.memo = _Memo({k: (v, _fresh(data[k])) for k, v in values.items()})
+            self.memo = _Memo({k: _entry(v, data[k]) for k, v in values.items()})
         else:
             self.memo = None
         return model
@@ -112,8 +118,8 @@ class ModelInputs:
             if v is _ABSENT:
                 continue
             entry = entries.get(k)
-            if entry is not None and entry[0] is v:
-                kept = entry[1]
+            if entry is not None and entry[0] is v and _same_items(v, entry[1]):
+                kept = entry[2]
                 data[k] = kept.copy() if type(kept) in containers else kept
             else:
                 data[k] = v
@@ -136,7 +142,7 @@ class ModelInputs:
             new = dict(entries)
             fields = model.__dict__
             for k in changed:
-                new[k] = (values[k], _fresh(fields[k]))
+                new[k] = _entry(values[k], fields[k])
             self.memo = _Memo(new)
         return model
 
@@ -150,3 +156,28 @@ _CONTAINERS = (list, dict, set)
 def _fresh(value: Any) -> Any:
     """``value``, or a shallow copy of it when it is a plain list, dict or set."""
     return value.copy() if type(value) in _CONTAINERS else value
+
+
+def _entry(raw: Any, validated: Any) -> tuple[Any, Any, Any]:
+    """The memo entry of ``raw`` validated as ``validated``: the raw value, a shallow
+    snapshot of its items when it is a plain list, dict or set (else None), and a copy
+    of the validated value that no node holds."""
+    return raw, _fresh(raw), _fresh(validated)
+
+
+def _same_items(raw: Any, snapshot: Any) -> bool:
+    """Whether ``raw`` (the object validated) still holds the items of ``snapshot``,
+    each the very object it held then (a non-container value: always)."""
+    kind = type(raw)
+    if kind is list:
+        return len(raw) == len(snapshot) and all(map(is_, raw, snapshot))
+    if kind is dict:
+        # (the same keys in another order count as changed: validated again)
+        return (
+            len(raw) == len(snapshot)
+            and all(map(is_, raw, snapshot))
+            and all(map(is_, raw.values(), snapshot.values()))
+        )
+    if kind is set:
+        return raw == snapshot
+    return True
