@@ -263,12 +263,6 @@ class StepTracker:
         # the run's StateViews (pregel._views), told which channels each step changed
         self.views: Any = None
 
-    def notify(self) -> list[str]:
-        """The channels to give an empty update when a step ends."""
-        if not self.always:
-            return list(self.live)
-        return [*self.always, *self.live]
-
     def touched(self, channels: Mapping[str, BaseChannel], names: Iterable[str]) -> None:
         """Follow the availability of the tracked channels among ``names``."""
         tracked = self.tracked
@@ -363,6 +357,21 @@ def apply_writes(
     versions = checkpoint["channel_versions"]
     seen_all = checkpoint["versions_seen"]
     seen_moved = None if tracker is None else tracker.seen_moved
+    top = _UNSET if tracker is None else tracker.top
+    if get_next_version is None:
+        next_version = None
+    else:
+        if top is _UNSET:
+            top = max(versions.values()) if versions else None
+        next_version = get_next_version(top, None)
+
+    # every channel that changed, in order (each gets next_version): first the triggers
+    # consumed, then the channels written, notified, finished
+    changed: list[str] = []
+    consumed: set[str] = set()
+    by_channel: dict[str, list[Any]] = {}
+    # one pass over the tasks (versions move only at the end): record the versions each
+    # saw, consume the triggers it read, group its writes per channel
     for task in tasks:
         trig = task.triggers
         if trig:
@@ -372,30 +381,13 @@ def apply_writes(
             for chan in trig:
                 if chan in versions:
                     seen[chan] = versions[chan]
+                if chan not in RESERVED and chan not in consumed and chan in channels:
+                    consumed.add(chan)
+                    if channels[chan].consume():
+                        changed.append(chan)
             seen_all[task.name] = seen
             if seen_moved is not None:
                 seen_moved.add(task.name)
-
-    top = _UNSET if tracker is None else tracker.top
-    if get_next_version is None:
-        next_version = None
-    else:
-        if top is _UNSET:
-            top = max(versions.values()) if versions else None
-        next_version = get_next_version(top, None)
-
-    # every channel that changed, in order (each gets next_version)
-    changed: list[str] = []
-    consumed: set[str] = set()
-    for task in tasks:
-        for chan in task.triggers:
-            if chan not in RESERVED and chan not in consumed and chan in channels:
-                consumed.add(chan)
-                if channels[chan].consume():
-                    changed.append(chan)
-
-    by_channel: dict[str, list[Any]] = {}
-    for task in tasks:
         for chan, val in task.writes:
             if chan in CONTROL_CHANNELS:
                 continue
@@ -435,7 +427,10 @@ def apply_writes(
 
     if bump_step:
         if tracker is not None:
-            notify: Iterable[str] = tracker.notify()
+            # (the loop below changes no channel's availability: live stays as it is)
+            notify: Iterable[str] = (
+                tracker.live if not tracker.always else (*tracker.always, *tracker.live)
+            )
         else:
             notify = channels if step_scoped is None else step_scoped
         for chan in notify:

@@ -66,7 +66,12 @@ def run_task_sync(task: Task, loop: Loop) -> None:
     """Run one task to completion (with retries) in the current thread."""
     run = loop.run
     proc = task.node.proc
-    if getattr(proc, "is_async", False):
+    if type(proc) is NodeCall:  # most nodes: no attribute probing
+        is_graph, is_async = False, proc.is_async
+    else:
+        is_graph = hasattr(proc, "invoke") and hasattr(proc, "nodes")
+        is_async = getattr(proc, "is_async", False)
+    if is_async:
         record_failure(
             task,
             TypeError(
@@ -74,8 +79,6 @@ def run_task_sync(task: Task, loop: Loop) -> None:
             ),
         )
         return
-    # most nodes are a NodeCall: no attribute probing
-    is_graph = type(proc) is not NodeCall and hasattr(proc, "invoke") and hasattr(proc, "nodes")
     remote = run.remote
     if remote is not None and not remote.takes(task):
         remote = None
@@ -95,7 +98,8 @@ def run_task_sync(task: Task, loop: Loop) -> None:
                 output = remote.call(task, ctx, run)
             else:
                 output = proc.invoke(task.input) if is_graph else proc(task.input, ctx)
-            settle_calls(ctx)
+            if task.built_scratchpad is not None:  # (else no @task call was made)
+                settle_calls(ctx)
             run_writers(task, output)
             if obs is not None:
                 resolve(obs.task_finished(run, task, output))
@@ -320,6 +324,11 @@ def _drive_sync(loop: Loop, chunks: queue.SimpleQueue[Any] | None, guard: Any) -
     gen = loop.drive()
     saver = _Saver(loop.saver, guard.token_for(loop.saver) if guard is not None else None)
     pool = StepPool()
+    run = loop.run
+    # what _runs_alone answers for every one-task step of most runs (decided once)
+    alone = (
+        run.cache is None and run.sink is None and getattr(loop.graph, "step_timeout", None) is None
+    )
     value: Any = None
     watch = None
     if loop.run.observers is not None:
@@ -340,7 +349,10 @@ def _drive_sync(loop: Loop, chunks: queue.SimpleQueue[Any] | None, guard: Any) -
                     if watch is not None:
                         resolve(watch.step_started(tasks))
                     try:
-                        yield from _execute(loop, tasks, saver, pool, chunks)
+                        if len(tasks) == 1 and (alone or _runs_alone(loop, tasks)):
+                            _run_alone(loop, tasks[0], saver)
+                        else:
+                            yield from _execute(loop, tasks, saver, pool, chunks)
                     except (Exception, KeyboardInterrupt) as exc:
                         # interrupted from outside (or a step timed out): let the loop
                         # save what it must (durability="exit" saves now), then re-raise
@@ -440,6 +452,38 @@ def _streams_while_running(loop: Loop, task: Task) -> bool:
     return "updates" in modes and bool(getattr(task.node.proc, "streams_calls", False))
 
 
+def _runs_alone(loop: Loop, tasks: list[Task]) -> bool:
+    """Whether the step is one task to run inline on the caller's thread, no cache to
+    ask: the shell then calls :func:`_run_alone` directly (no generator for the step)."""
+    return (
+        len(tasks) == 1
+        and loop.run.cache is None
+        and _alone_inline(loop, tasks[0], getattr(loop.graph, "step_timeout", None))
+    )
+
+
+def _alone_inline(loop: Loop, task: Task, step_timeout: float | None) -> bool:
+    """Whether ``task``, alone in its step, runs inline on the caller's thread: no step
+    timeout to keep (a thread cannot be stopped) and no chunk it streams while it runs."""
+    return step_timeout is None and (
+        loop.run.sink is None or not _streams_while_running(loop, task)
+    )
+
+
+def _run_alone(loop: Loop, task: Task, saver: _Saver) -> None:
+    """Run ``task`` and the error handlers its failure starts, one after the other, on
+    the caller's thread.
+
+    Each runs in a copy of the caller's context, as on a worker thread: what the node
+    (or its router) sets in a context variable stays inside it, as in LangGraph.
+    """
+    inline = [task]
+    while inline:
+        task = inline.pop(0)
+        contextvars.copy_context().run(run_task_sync, task, loop)
+        inline.extend(_finish(loop, task, saver, True))
+
+
 def _execute(
     loop: Loop,
     tasks: list[Task],
@@ -456,18 +500,8 @@ def _execute(
                 _finish(loop, task, saver, False)
             tasks = [t for t in tasks if not t.done]
     step_timeout = getattr(loop.graph, "step_timeout", None)
-    if (
-        len(tasks) == 1
-        and step_timeout is None
-        and (loop.run.sink is None or not _streams_while_running(loop, tasks[0]))
-    ):
-        inline = [tasks[0]]
-        while inline:
-            task = inline.pop(0)
-            # in a copy of the caller's context, as on a worker thread: what the node
-            # (or its router) sets in a context variable stays inside it, as in LangGraph
-            contextvars.copy_context().run(run_task_sync, task, loop)
-            inline.extend(_finish(loop, task, saver, True))
+    if len(tasks) == 1 and _alone_inline(loop, tasks[0], step_timeout):
+        _run_alone(loop, tasks[0], saver)
     elif tasks:
         # threads waiting on remote tasks cost no CPU: let more tasks be in flight
         cap = 32 if loop.run.remote is None else 256

@@ -30,6 +30,7 @@ class CheckpointsMixin(LoopFields):
         ``apply_writes`` call is given ``shared=self.shared_specs`` may ask for it.
         """
         values = {} if saved is None else saved.checkpoint["channel_values"]
+        self.null_version = None
         if share:
             self.shared_specs = self.graph.channels
             self.channels = restore_channels(self.graph, values)
@@ -179,19 +180,23 @@ class CheckpointsMixin(LoopFields):
                     out[i] = (c, fixed)
         return out
 
+    def _advance(self, step: int) -> None:
+        """End step ``step`` of a run without a saver (what :meth:`_save` does then):
+        nothing reads the checkpoint ids back, but task ids and subgraph namespaces
+        derive from them, and two runs must not share those (LangGraph makes them fresh
+        per run too): a random run prefix, then the step. (128 random bits as 32 hex
+        digits, the length of a uuid4's hex, without building a UUID object: a subgraph
+        run, often of a few steps, pays this.)"""
+        prefix = self.anon_prefix
+        if prefix is None:
+            prefix = self.anon_prefix = os.urandom(16).hex()
+        self.checkpoint_id = f"{prefix}.{step}"
+        self.step = step + 1
+
     def _save(self, source: str, step: int) -> Generator[fx.Effect, Any, None]:
         """Create a checkpoint of the current channels and save it per durability."""
         if not self.want_checkpoints:
-            # no saver: nothing reads these ids back, but task ids and subgraph
-            # namespaces derive from them, and two runs must not share those (LangGraph
-            # makes them fresh per run too): a random run prefix, then the step. (128
-            # random bits as 32 hex digits, the length of a uuid4's hex, without
-            # building a UUID object: a subgraph run, often of a few steps, pays this)
-            prefix = self.anon_prefix
-            if prefix is None:
-                prefix = self.anon_prefix = os.urandom(16).hex()
-            self.checkpoint_id = f"{prefix}.{step}"
-            self.step = step + 1
+            self._advance(step)
             return
         run = self.run
         if (

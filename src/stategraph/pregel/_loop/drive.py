@@ -49,7 +49,16 @@ class Loop(StartMixin, WritesMixin):
         try:
             yield from self._first(saved)
             while self._tick():
-                yield from self._execute_step()
+                todo = self._step_todo()
+                if todo:
+                    yield fx.Execute(todo)
+                stop_after = self._end_step()
+                if self.want_checkpoints:
+                    yield from self._save("loop", self.step)
+                else:
+                    self._advance(self.step)
+                if stop_after:
+                    self._break_after()
                 if self.status != "pending":
                     break
         except GeneratorExit:

@@ -71,6 +71,9 @@ class LoopFields:
         self.metadata_extra = saved_metadata_extra(run.metadata, run.configurable)
         self.pending_writes: list[tuple[str, str, Any]] = []
         self.saved_versions: dict[str, Any] = {}
+        # the "never written" version of the versions in use (see _algo.null_version_of),
+        # found once a channel has a version
+        self.null_version: Any = None
         self.step = 0
         self.stop = 0
         self.tasks: dict[str, Task] = {}

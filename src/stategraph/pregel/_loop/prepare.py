@@ -47,7 +47,9 @@ class PrepareMixin(ReportMixin):
         cp = self.checkpoint
         versions = cp["channel_versions"]
         seen_all = cp["versions_seen"]
-        null = null_version_of(versions)
+        null = self.null_version
+        if null is None:  # (until a channel has a version: then of the versions' type)
+            null = self.null_version = null_version_of(versions)
         channels = self.channels
         step = self.step
         cp_id = self.checkpoint_id
@@ -79,7 +81,12 @@ class PrepareMixin(ReportMixin):
                 tasks[tid] = task
         updated = self.updated
         names: Any = self.nodes
-        if updated is not None:
+        if updated is not None and len(updated) == 1:
+            # only nodes subscribed to the channel that just changed can be triggered
+            # (listed in the graph's order, each once unless it names it twice)
+            for c in updated:
+                names = self.trigger_to_nodes.get(c, ())
+        elif updated is not None:
             # only nodes subscribed to a channel that just changed can be triggered
             found: set[str] = set()
             for c in updated:
@@ -269,7 +276,7 @@ class PrepareMixin(ReportMixin):
             # graceful drain: stop before the next step; everything so far is saved
             self.status = "drained"
             raise GraphDrained(control.drain_reason or "shutdown")
-        if "tasks" in run.modes or "debug" in run.modes:
+        if run.modes and ("tasks" in run.modes or "debug" in run.modes):
             from stategraph.pregel.debug import debug_event, task_start_payload
 
             for task in sorted(self.tasks.values(), key=lambda t: writes_sort_key(t.path)):

@@ -6,7 +6,6 @@ interrupt kept), then ending the step (interrupts, errors, ``apply_writes``,
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Generator
 from typing import Any
 
 from stategraph.constants import (
@@ -34,13 +33,25 @@ from stategraph.types import Command
 class WritesMixin(PrepareMixin, CheckpointsMixin):
     """Records finished tasks and commits a step's writes."""
 
-    def _execute_step(self) -> Generator[fx.Effect, Any, None]:
+    def _step_todo(self) -> list[Task]:
+        """The prepared step's tasks to run: all but those given their saved writes."""
+        tasks = self.tasks.values()
+        for t in tasks:
+            if t.done:  # (writes reused on resume: only the others run)
+                return [t for t in tasks if not t.done]
+        return list(tasks)
+
+    def _end_step(self) -> bool:
+        """Settle the step once its tasks ran (:meth:`_step_todo`): raise the first
+        failure, stop on interrupts (applying the finished tasks' writes), else apply
+        every write and emit the step's values. The caller then saves the step's
+        checkpoint; returns whether an ``interrupt_after`` breakpoint stops the run
+        after that (:meth:`_break_after`)."""
         run = self.run
-        todo = [t for t in self.tasks.values() if not t.done]
-        if todo:
-            yield fx.Execute(todo)
+        # (the tasks run, those done before, and the error handlers they started)
+        tasks: list[Any] = list(self.tasks.values())
         interrupted: list[Task] = []
-        for t in self.tasks.values():
+        for t in tasks:
             if t.error is not None and not t.handled:
                 self.status = "error"
                 error = t.error
@@ -88,9 +99,8 @@ class WritesMixin(PrepareMixin, CheckpointsMixin):
             raise GraphInterrupt(tuple(self.interrupts))
         if self.delta_keys and self.pending_writes and not self.force_delta_snapshot:
             self._check_delta_writes()
-        tasks: list[Any] = list(self.tasks.values())
         if self.first_step_writes:
-            tasks.append(WriteBatch(self.first_step_writes, name=NULL_TASK_ID))
+            tasks = [*tasks, WriteBatch(self.first_step_writes, name=NULL_TASK_ID)]
             self.first_step_writes = []
         self.updated = apply_writes(
             self.checkpoint,
@@ -105,16 +115,20 @@ class WritesMixin(PrepareMixin, CheckpointsMixin):
         self.pending_writes = []
         if not self.output_written and self._touches(self.updated, run.output_keys):
             self.output_written = True
-        if "values" in run.modes and self._touches(self.updated, run.stream_keys):
+        if run.modes and "values" in run.modes and self._touches(self.updated, run.stream_keys):
             run.emit("values", self.read_state(run.stream_keys))
-        if run.interrupt_after and _hits_breakpoint(run.interrupt_after, self.tasks.values()):
-            yield from self._save("loop", self.step)
-            self.status = "interrupt_after"
-            self.output = read_output(self.channels, run.output_keys)
-            if not run.nested:
-                run.emit("updates", {INTERRUPT: ()})
-            raise _Breakpoint()
-        yield from self._save("loop", self.step)
+        return bool(run.interrupt_after) and _hits_breakpoint(
+            run.interrupt_after, self.tasks.values()
+        )
+
+    def _break_after(self) -> None:
+        """Stop at an ``interrupt_after`` breakpoint (the step's checkpoint is saved)."""
+        run = self.run
+        self.status = "interrupt_after"
+        self.output = read_output(self.channels, run.output_keys)
+        if not run.nested:
+            run.emit("updates", {INTERRUPT: ()})
+        raise _Breakpoint()
 
     def _check_delta_writes(self) -> None:
         """Store delta channels whole at the end of this step when the writes saved
@@ -182,7 +196,8 @@ class WritesMixin(PrepareMixin, CheckpointsMixin):
             if not _writes_state(writes):
                 writes = [*writes, (NO_WRITES, None)]
             self._collect(effects, task, writes)
-        self._emit_task_output(task, cached=task.cached)
+        if self.run.modes:  # (a run streaming nothing reports nothing)
+            self._emit_task_output(task, cached=task.cached)
         return effects
 
     def _collect(
