@@ -16,7 +16,6 @@ import subprocess
 import sys
 import textwrap
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from typing import Annotated
 
 import pytest
@@ -98,20 +97,37 @@ def test_lent_pools_are_held_until_given_back() -> None:
     assert step_pool.lent_pools() == before
 
 
+class _Note:
+    """A job that only reports that it ran."""
+
+    def __init__(self, done: queue.SimpleQueue[object]) -> None:
+        self.done = done
+
+    def run(self) -> None:
+        self.done.put(self)
+
+
 def test_a_pool_whose_threads_died_is_not_lent_again() -> None:
-    pool = step_pool.borrow(3)
-    pool.submit(lambda: None).result()
-    step_pool.give_back(3, pool)
-    # the worker threads exit as they do when the executor is collected
-    pool.shutdown(wait=True)
-    assert step_pool.borrow(3) is not pool
+    crew = step_pool.borrow(3)
+    done: queue.SimpleQueue[object] = queue.SimpleQueue()
+    note = _Note(done)
+    crew.submit(note, 1)
+    assert done.get(timeout=5) is note
+    step_pool.give_back(crew)
+    # its threads end (as the parent's threads are absent in a forked child)
+    for _ in crew.threads:
+        crew.inbox.put(None)
+    for thread in crew.threads:
+        thread.join(5)
+    assert crew.threads and not crew.serving()
+    assert step_pool.borrow(3) is not crew
 
 
 def test_a_shut_down_pool_is_not_kept() -> None:
-    pool = step_pool.borrow(5)
-    pool.shutdown(wait=True)
+    crew = step_pool.borrow(5)
+    crew.stop(wait=True)
     idle = step_pool.idle_pools()
-    step_pool.give_back(5, pool)
+    step_pool.give_back(crew)
     assert step_pool.idle_pools() == idle
 
 
@@ -155,17 +171,15 @@ def test_a_dropped_run_collected_by_the_gc_does_not_wait_for_its_tasks() -> None
         collector.join(10)
 
 
-def test_a_task_no_thread_picks_up_is_an_error_naming_run_step_and_task(
+def test_a_task_whose_thread_died_is_an_error_naming_run_step_and_task(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    class NoThreads(ThreadPoolExecutor):
-        """A pool that accepts tasks and starts no thread: the state the hang left."""
-
-        def _adjust_thread_count(self) -> None:
-            return None
+    def dies(inbox: object) -> None:
+        """A worker thread that ends at once: the state a dead thread leaves."""
 
     monkeypatch.setattr(sync_shell, "_PROBE", 0.05)
-    monkeypatch.setattr(step_pool, "borrow", lambda workers: NoThreads(max_workers=workers))
+    monkeypatch.setattr(step_pool, "_serve", dies)
+    monkeypatch.setattr(step_pool, "_idle", [])  # a new crew, whose threads die
     graph = _fan_graph()
     with pytest.raises(RuntimeError) as info:
         graph.invoke(  # type: ignore[attr-defined]
@@ -173,9 +187,9 @@ def test_a_task_no_thread_picks_up_is_an_error_naming_run_step_and_task(
         )
     message = str(info.value)
     assert message.startswith("Run r-1: step 1: ")
-    # the caller ran 'a' itself: only 'b' went to the pool
+    # the caller ran 'a' itself: only 'b' went to the crew
     assert "'b'" in message and "'a'" not in message
-    assert "no thread started them" in message
+    assert "stopped before finishing them" in message
     # the last checkpoint is intact: the input step was saved, with the writes 'a'
     # left before the run stopped
     state = graph.get_state({"configurable": {"thread_id": "lost"}})  # type: ignore[attr-defined]
@@ -183,9 +197,9 @@ def test_a_task_no_thread_picks_up_is_an_error_naming_run_step_and_task(
     assert set(state.next) == {"b"}
 
 
-def test_drain_passes_chunks_and_skips_finished_future_notes() -> None:
+def test_drain_passes_chunks_and_skips_finished_task_notes() -> None:
     q: queue.SimpleQueue[object] = queue.SimpleQueue()
-    note = sync_shell._Done(object())  # type: ignore[arg-type]
+    note = sync_shell._Job(object(), object(), q)  # type: ignore[arg-type]
     q.put(("updates", {"a": 1}))
     q.put(note)
     q.put(("values", {"x": 1}))

@@ -1,9 +1,9 @@
 """The synchronous shell: drives :class:`~stategraph.pregel._loop.drive.Loop` on threads.
 
 It performs the loop's effects with the saver's sync methods, runs a step's tasks
-inline (one task) or on a thread pool the run borrows at its first such step (several
-tasks; see :mod:`~stategraph.pregel._step_pool`), sleeps between retries, and yields
-stream chunks as they are produced.
+inline (one task) or on worker threads (a crew) the run borrows at its first such step
+(several tasks; see :mod:`~stategraph.pregel._step_pool`), sleeps between retries, and
+yields stream chunks as they are produced.
 """
 
 from __future__ import annotations
@@ -34,27 +34,41 @@ from stategraph.pregel._lease_guard import acquire_sync, fenced
 from stategraph.pregel._step_pool import StepPool
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future
-
     from stategraph.pregel._loop.drive import Loop
     from stategraph.pregel._task import Task
 
 __all__ = ["drive_sync", "run_task_sync"]
 
 
-class _Done:
-    """A finished future's note on the chunk queue (the queue carries chunks too)."""
+class _Job:
+    """One task of a parallel step, run on a worker thread of the run's crew; when it
+    ends the job puts itself on the step's queue (which carries chunks too) as its note.
 
-    __slots__ = ("future",)
+    It runs in a copy of the caller's context, taken when the job is made (on the
+    caller's thread). ``error`` is what escaped the task's attempts (a
+    ``BaseException``, or an error of an observer), recorded on the task by the caller.
+    """
 
-    def __init__(self, future: Future[Any]) -> None:
-        self.future = future
+    __slots__ = ("ctx", "done", "error", "loop", "task")
+
+    def __init__(self, task: Task, loop: Loop, done: queue.SimpleQueue[Any]) -> None:
+        self.task = task
+        self.loop = loop
+        self.done = done
+        self.ctx = contextvars.copy_context()
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        """Run the task (on a worker thread), then report the end."""
+        try:
+            self.ctx.run(run_task_sync, self.task, self.loop)
+        except BaseException as exc:  # KeyboardInterrupt, SystemExit too: the caller decides
+            self.error = exc
+        self.done.put(self)
 
 
 _PROBE = 1.0
-"""Seconds between checks, while a step's tasks run, that they are still progressing."""
-_LOST_AFTER = 3
-"""Checks in a row with submitted tasks and none of them started: the tasks are lost."""
+"""Seconds between checks, while a step's tasks run, that the run's crew still serves."""
 _STEP_END_MODES = frozenset({"values"})
 """Modes whose chunks come only when a step ends (those of a subgraph apart)."""
 _LIVE_MODES = frozenset({"messages", "custom"})
@@ -419,7 +433,7 @@ def _unwind(gen: Any, exc: BaseException, saver: _Saver) -> None:
 def _drain(chunks: queue.SimpleQueue[Any]) -> Iterator[Any]:
     while not chunks.empty():
         item = chunks.get_nowait()
-        if type(item) is not _Done:
+        if type(item) is not _Job:
             yield item
 
 
@@ -503,83 +517,89 @@ def _execute(
     if len(tasks) == 1 and _alone_inline(loop, tasks[0], step_timeout):
         _run_alone(loop, tasks[0], saver)
     elif tasks:
-        # threads waiting on remote tasks cost no CPU: let more tasks be in flight
-        cap = 32 if loop.run.remote is None else 256
-        executor = pool.get(loop.run.max_concurrency or min(cap, max(4, len(tasks))))
-        done_q: queue.SimpleQueue[Any] = chunks if chunks is not None else queue.SimpleQueue()
-        futures: dict[Future[Any], Task] = {}
-        failed = False
-        pending_tasks = list(tasks)
-        limit = loop.run.max_concurrency or len(tasks)
-
-        def submit(task: Task) -> None:
-            ctx = contextvars.copy_context()
-            fut = executor.submit(ctx.run, run_task_sync, task, loop)
-            pool.inflight += 1
-            futures[fut] = task
-            fut.add_done_callback(lambda f: done_q.put(_Done(f)))
-
-        def finished(task: Task) -> None:
-            nonlocal failed
-            # the step's last task (nothing in flight or waiting): its writes may be held
-            # to be saved with the step's checkpoint
-            spawned = _finish(loop, task, saver, not futures and not pending_tasks)
-            if spawned:
-                # error handlers start at once, ahead of tasks still waiting for a slot
-                pending_tasks[:0] = spawned
-            elif task.error is not None and not isinstance(task.error, GraphBubbleUp):
-                failed = True
-            while pending_tasks and not failed and len(futures) < limit:
-                submit(pending_tasks.pop(0))
-
-        own = pending_tasks.pop(0) if _caller_takes_one(loop, tasks, step_timeout, limit) else None
-        while pending_tasks and len(futures) < limit:
-            submit(pending_tasks.pop(0))
-        if own is not None:
-            # the others are on their way to the pool: run this one here, as alone
-            contextvars.copy_context().run(run_task_sync, own, loop)
-            finished(own)
-        deadline = time.monotonic() + step_timeout if step_timeout else None
-        stalled = 0
-        while futures:
-            try:
-                wait = (
-                    _PROBE
-                    if deadline is None
-                    else min(_PROBE, max(0.0, deadline - time.monotonic()))
-                )
-                item = done_q.get(timeout=wait)
-            except queue.Empty:
-                if deadline is not None and time.monotonic() >= deadline:
-                    # threads cannot be stopped: leave them, do not wait for them
-                    pool.abandon()
-                    names = ", ".join(sorted(t.name for t in futures.values()))
-                    raise TimeoutError(
-                        f"Step {loop.step} did not finish within step_timeout={step_timeout}s "
-                        f"(still running: {names})."
-                    ) from None
-                stalled = stalled + 1 if _none_running(futures) else 0
-                if stalled >= _LOST_AFTER:
-                    pool.abandon()
-                    raise _lost_tasks_error(loop, futures) from None
-                continue
-            stalled = 0
-            if type(item) is not _Done:
-                yield item
-                continue
-            fut = item.future
-            if fut not in futures:
-                continue
-            task = futures.pop(fut)
-            pool.inflight -= 1
-            exc = fut.exception()
-            if exc is not None:
-                record_failure(task, exc)
-            finished(task)
+        yield from _run_parallel(loop, tasks, saver, pool, chunks, step_timeout)
     if cache is not None:
         entries = cache_entries(tasks)
         if entries:
             cache.set(entries)
+
+
+def _run_parallel(
+    loop: Loop,
+    tasks: list[Task],
+    saver: _Saver,
+    pool: StepPool,
+    chunks: queue.SimpleQueue[Any] | None,
+    step_timeout: float | None,
+) -> Iterator[Any]:
+    """Run a step's several tasks on the run's crew (the caller runs one of them itself
+    when nothing it owes needs it free), yielding chunks until every task has ended."""
+    run = loop.run
+    # threads waiting on remote tasks cost no CPU: let more tasks be in flight
+    cap = 32 if run.remote is None else 256
+    pool.get(run.max_concurrency or min(cap, max(4, len(tasks))))
+    done_q: queue.SimpleQueue[Any] = chunks if chunks is not None else queue.SimpleQueue()
+    running: set[_Job] = set()
+    failed = False
+    pending_tasks = list(tasks)
+    limit = run.max_concurrency or len(tasks)
+
+    def submit(task: Task) -> None:
+        job = _Job(task, loop, done_q)
+        running.add(job)
+        pool.submit(job)
+
+    def finished(task: Task) -> None:
+        nonlocal failed
+        # the step's last task (nothing in flight or waiting): its writes may be held
+        # to be saved with the step's checkpoint
+        spawned = _finish(loop, task, saver, not running and not pending_tasks)
+        if spawned:
+            # error handlers start at once, ahead of tasks still waiting for a slot
+            pending_tasks[:0] = spawned
+        elif task.error is not None and not isinstance(task.error, GraphBubbleUp):
+            failed = True
+        while pending_tasks and not failed and len(running) < limit:
+            submit(pending_tasks.pop(0))
+
+    own = pending_tasks.pop(0) if _caller_takes_one(loop, tasks, step_timeout, limit) else None
+    while pending_tasks and len(running) < limit:
+        submit(pending_tasks.pop(0))
+    if own is not None:
+        # the others are on their way to the crew: run this one here, as alone
+        contextvars.copy_context().run(run_task_sync, own, loop)
+        finished(own)
+    deadline = time.monotonic() + step_timeout if step_timeout else None
+    wait = _PROBE
+    while running:
+        try:
+            if deadline is not None:
+                wait = min(_PROBE, max(0.0, deadline - time.monotonic()))
+            item = done_q.get(timeout=wait)
+        except queue.Empty:
+            if deadline is not None and time.monotonic() >= deadline:
+                # threads cannot be stopped: leave them, do not wait for them
+                pool.abandon()
+                names = ", ".join(sorted(job.task.name for job in running))
+                raise TimeoutError(
+                    f"Step {loop.step} did not finish within step_timeout={step_timeout}s "
+                    f"(still running: {names})."
+                ) from None
+            if not pool.serving():
+                pool.abandon()
+                raise _lost_tasks_error(loop, running) from None
+            continue
+        if type(item) is not _Job:
+            yield item
+            continue
+        if item not in running:
+            continue  # (a note of a step given up on before)
+        running.remove(item)
+        pool.ended()
+        task = item.task
+        if item.error is not None:
+            record_failure(task, item.error)
+        finished(task)
 
 
 def _caller_takes_one(
@@ -602,17 +622,12 @@ def _caller_takes_one(
     return run.modes <= _STEP_END_MODES and not any(_streams_while_running(loop, t) for t in tasks)
 
 
-def _none_running(futures: dict[Future[Any], Task]) -> bool:
-    """Whether tasks were submitted and none of them is running or has ended."""
-    return not any(f.running() or f.done() for f in futures)
-
-
-def _lost_tasks_error(loop: Loop, futures: dict[Future[Any], Task]) -> RuntimeError:
-    """The error for submitted tasks that no pool thread picked up."""
-    names = ", ".join(sorted(f"'{t.name}' (task {t.id})" for t in futures.values()))
+def _lost_tasks_error(loop: Loop, running: set[_Job]) -> RuntimeError:
+    """The error for tasks handed to the run's crew that no thread will finish."""
+    names = ", ".join(sorted(f"'{job.task.name}' (task {job.task.id})" for job in running))
     return RuntimeError(
-        f"Run {loop.run.run_id}: step {loop.step}: the task(s) {names} were submitted to "
-        f"the run's thread pool but no thread started them within {_PROBE * _LOST_AFTER:g}s "
-        "(the pool has no working thread). The run stopped instead of waiting for ever; "
-        "its last checkpoint is intact: resume it, and report this as a stategraph bug."
+        f"Run {loop.run.run_id}: step {loop.step}: the task(s) {names} were handed to "
+        "the run's worker threads, which stopped before finishing them (a thread died, "
+        "the process forked, or the interpreter is exiting). The run stopped instead of "
+        "waiting for ever; its last checkpoint is intact: resume it."
     )
