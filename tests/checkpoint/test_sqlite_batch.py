@@ -84,7 +84,7 @@ def test_failing_call_in_batch_leaves_nothing_and_keeps_earlier_calls(
                 return getattr(real, name)
 
             def execute(self, sql: str, *args: Any) -> Any:
-                if sql.startswith("INSERT OR REPLACE INTO checkpoints"):
+                if " INTO checkpoints " in sql:
                     raise sqlite3.OperationalError("disk I/O error (injected)")
                 return real.execute(sql, *args)
 

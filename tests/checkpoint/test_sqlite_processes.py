@@ -63,7 +63,7 @@ CRASHER = textwrap.dedent(
     real = conn.execute
 
     def die_after_blobs(sql, *args):
-        if sql.startswith("INSERT OR REPLACE INTO checkpoints"):
+        if " INTO checkpoints " in sql:
             os._exit(17)  # the process dies: no rollback, no commit, no cleanup
         return real(sql, *args)
 

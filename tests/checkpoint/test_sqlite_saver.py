@@ -127,7 +127,7 @@ def test_crash_inside_put_rolls_back(db: Path, monkeypatch: pytest.MonkeyPatch) 
 
     def crashing_execute(sql: str, *args: Any) -> sqlite3.Cursor:
         seen.append(sql.split("(")[0].strip())
-        if sql.startswith("INSERT OR REPLACE INTO checkpoints"):
+        if " INTO checkpoints " in sql:
             raise sqlite3.OperationalError("injected crash after the blobs insert")
         return real_execute(sql, *args)
 
@@ -160,22 +160,26 @@ def test_crash_inside_put_writes_rolls_back(db: Path, monkeypatch: pytest.Monkey
     config, _ = put_step(saver, {"configurable": {"thread_id": "t"}}, empty_checkpoint(), 0, 1)
     saver.put_writes(config, [("a", 1)], "task-0")
 
-    def failing_executemany(sql: str, rows: Any) -> sqlite3.Cursor:
-        raise sqlite3.OperationalError("injected failure")
-
     real = conn.executemany
-    calls = {"n": 0}
+    inserted: list[Any] = []
 
-    def second_call_fails(sql: str, rows: Any) -> sqlite3.Cursor:
-        calls["n"] += 1
-        if calls["n"] == 2:  # the special-channel upsert after the regular insert
-            return failing_executemany(sql, rows)
-        return real(sql, rows)
+    def fails_after_first_row(sql: str, rows: Any) -> sqlite3.Cursor:
+        if " INTO writes " not in sql:
+            return real(sql, rows)
 
-    monkeypatch.setattr(conn, "executemany", second_call_fails)
-    with pytest.raises(sqlite3.OperationalError):
+        def first_row_then_failure() -> Iterator[Any]:
+            it = iter(rows)
+            inserted.append(next(it))
+            yield inserted[-1]
+            raise sqlite3.OperationalError("injected failure")
+
+        return real(sql, first_row_then_failure())
+
+    monkeypatch.setattr(conn, "executemany", fails_after_first_row)
+    with pytest.raises(sqlite3.OperationalError, match="injected"):
         saver.put_writes(config, [("a", 2), ("__interrupt__", "i")], "task-1")
     monkeypatch.undo()
+    assert len(inserted) == 1  # the first row was inserted before the failure
     saved = saver.get_tuple(config)
     assert saved is not None and saved.pending_writes == [("task-0", "a", 1)]
     conn.close()

@@ -318,17 +318,35 @@ def release(d: Dialect, lease: Lease, finished: bool) -> Op:
     yield (d.q(update), params[:2])
 
 
-def fence(d: Dialect, thread_id: str, token: int, ns: str, checkpoint_id: str | None) -> Op:
+def fence(
+    d: Dialect,
+    thread_id: str,
+    token: int,
+    ns: str,
+    checkpoint_id: str | None,
+    *,
+    checked: bool = False,
+) -> Op:
     """Check that ``token`` holds ``thread_id`` now (raise :class:`LeaseLostError` if
-    not); with ``checkpoint_id``, log the checkpoint as created by this holder."""
-    rows = yield (
-        d.q(f"SELECT token, expires_at, {d.now} FROM sg_leases WHERE thread_id = ?{d.for_share}"),
-        (thread_id,),
-    )
-    if not rows or int(rows[0][0]) != token:
-        raise LeaseLostError(thread_id, token, "another run took the thread over")
-    if rows[0][1] < rows[0][2]:
-        raise LeaseLostError(thread_id, token, "the lease expired")
+    not); with ``checkpoint_id``, log the checkpoint as created by this holder.
+
+    ``checked``: an earlier statement of the same write transaction checked ``token``
+    already, so only the log row is written. Only a transaction that has held the
+    database's write lock since that check may say so (SQLite's ``BEGIN IMMEDIATE``):
+    no other connection can have changed the lease in between, and the transaction
+    commits all of its writes or none.
+    """
+    if not checked:
+        rows = yield (
+            d.q(
+                f"SELECT token, expires_at, {d.now} FROM sg_leases WHERE thread_id = ?{d.for_share}"
+            ),
+            (thread_id,),
+        )
+        if not rows or int(rows[0][0]) != token:
+            raise LeaseLostError(thread_id, token, "another run took the thread over")
+        if rows[0][1] < rows[0][2]:
+            raise LeaseLostError(thread_id, token, "the lease expired")
     if checkpoint_id is not None:
         yield (
             d.q(

@@ -75,19 +75,30 @@ from stategraph.checkpoint.sqlite._statements import (
     _EXISTS_CHECKPOINT,
     _INSERT_BLOB,
     _INSERT_CHECKPOINT,
+    _INSERT_DELTA,
     _INSERT_ITEM,
+    _INSERT_NEW_CHECKPOINT,
     _INSERT_WRITE,
     _ITEM_CHUNK,
     _PAGE,
     _SELECT_BLOB,
     _SELECT_CHAIN,
     _TOUCH,
-    _UPSERT_WRITE,
 )
 from stategraph.checkpoint.sqlite._upkeep import SqliteUpkeep
 from stategraph.constants import CONF
 
 __all__ = ["SqliteSaver"]
+
+BlobRow = tuple[str, str, str, str, str, bytes | None, str | None]
+"""A row of ``blobs``: thread, namespace, channel, version, type, value, base."""
+
+
+def _seal_blob(row: BlobRow, sealer: Sealer | None) -> BlobRow:
+    """``row`` with its value sealed (when encrypting; an empty value stays NULL)."""
+    if sealer is None or row[5] is None:
+        return row
+    return (*row[:4], *sealer.seal(("b", *row[:4]), (row[4], row[5])), row[6])
 
 
 class SqliteSaver(SqliteUpkeep, SqliteBodies, SqlLeases, StoredValues, BaseCheckpointSaver[str]):
@@ -139,6 +150,8 @@ class SqliteSaver(SqliteUpkeep, SqliteBodies, SqlLeases, StoredValues, BaseCheck
         self.is_setup = False
         self._json = False
         self._batching = False
+        self._batch_open = False
+        self._fenced: tuple[str, int] | None = None
         self.keyframes = Keyframes()
 
     @classmethod
@@ -182,11 +195,10 @@ class SqliteSaver(SqliteUpkeep, SqliteBodies, SqlLeases, StoredValues, BaseCheck
         """Make the calls of the block (on this thread) one write transaction: one
         commit (one sync to disk) for all of them instead of one each.
 
-        Each call still succeeds or fails on its own: it runs in a savepoint, and a
-        call that raises leaves nothing behind while the calls before it stay in the
-        transaction, committed when the block ends. Other threads using this saver
-        wait for the block to end. If the final commit fails, no call of the block is
-        saved and the error is raised.
+        Each call still succeeds or fails on its own: a call that raises leaves nothing
+        behind while the calls before it stay in the transaction, committed when the
+        block ends. Other threads using this saver wait for the block to end. If the
+        final commit fails, no call of the block is saved and the error is raised.
         """
         with self.lock:
             if self._batching:
@@ -196,15 +208,17 @@ class SqliteSaver(SqliteUpkeep, SqliteBodies, SqlLeases, StoredValues, BaseCheck
                 self.setup()
             self._check_idle()
             conn = self.conn
-            conn.execute("BEGIN IMMEDIATE")
             self._batching = True
             try:
                 yield
             except BaseException:
-                self._batching = False
-                conn.rollback()
+                self._end_batch()
+                if conn.in_transaction:
+                    conn.rollback()
                 raise
-            self._batching = False
+            begun = self._end_batch()
+            if not begun:
+                return  # no call left anything to commit
             if not conn.in_transaction:
                 raise sqlite3.OperationalError(
                     f"{type(self).__name__}.batch: SQLite ended the batch's transaction "
@@ -217,14 +231,22 @@ class SqliteSaver(SqliteUpkeep, SqliteBodies, SqlLeases, StoredValues, BaseCheck
                     conn.rollback()
                 raise
 
+    def _end_batch(self) -> bool:
+        """Leave batch mode; returns whether the batch's transaction was begun (and
+        not rolled back since)."""
+        begun = self._batch_open
+        self._batching = self._batch_open = False
+        self._fenced = None
+        return begun
+
     @contextmanager
     def _transaction(self, *, write: bool) -> Iterator[sqlite3.Connection]:
         """Hold the lock and run the block in one transaction (``IMMEDIATE`` for
         writes, so it waits for the file's write lock up front); roll back on error.
-        Inside :meth:`batch` the block is a savepoint of the batch's transaction."""
+        Inside :meth:`batch` the block is a call of the batch's transaction."""
         with self.lock:
             if self._batching:
-                yield from self._savepoint()
+                yield from self._batch_call()
                 return
             if not self.is_setup:
                 self.setup()
@@ -238,10 +260,24 @@ class SqliteSaver(SqliteUpkeep, SqliteBodies, SqlLeases, StoredValues, BaseCheck
                 raise
             conn.commit()
 
-    def _savepoint(self) -> Iterator[sqlite3.Connection]:
-        """The body of :meth:`_transaction` inside a batch: a savepoint, rolled back
-        alone if the block raises."""
+    def _batch_call(self) -> Iterator[sqlite3.Connection]:
+        """The body of :meth:`_transaction` inside a batch. The batch's first call
+        begins its transaction (``IMMEDIATE``) and, if it raises, rolls it back: there
+        is nothing else in it to keep, and the next call begins it again. A later call
+        runs in a savepoint, rolled back alone if it raises."""
         conn = self.conn
+        if not self._batch_open:
+            conn.execute("BEGIN IMMEDIATE")
+            self._batch_open = True
+            try:
+                yield conn
+            except BaseException:
+                self._batch_open = False
+                self._fenced = None
+                if conn.in_transaction:
+                    conn.rollback()
+                raise
+            return
         conn.execute("SAVEPOINT sg_call")
         try:
             yield conn
@@ -252,10 +288,30 @@ class SqliteSaver(SqliteUpkeep, SqliteBodies, SqlLeases, StoredValues, BaseCheck
             raise
         conn.execute("RELEASE sg_call")
 
+    def _fence(
+        self,
+        conn: sqlite3.Connection,
+        thread_id: str,
+        token: int,
+        ns: str,
+        checkpoint_id: str | None,
+    ) -> None:
+        """Stop a write of a run that lost its lease (see :func:`fence`); inside a
+        batch the lease is read once per transaction, which holds the write lock from
+        its first call to its commit, so no other connection can take the lease over
+        in between."""
+        held = (thread_id, token)
+        run_sqlite(
+            conn, fence(SQLITE, thread_id, token, ns, checkpoint_id, checked=self._fenced == held)
+        )
+        if self._batching:
+            self._fenced = held
+
     def _lease_run(self, op: Op, single: bool = False) -> Any:
         """Run a lease operation in one write transaction (tables made on first use;
         ``single`` changes nothing here: the transaction is local and cheap)."""
         with self._transaction(write=True) as conn:
+            self._fenced = None  # (the operation may change the lease a batch checked)
             if not getattr(self, "_lease_tables", False):
                 for statement in SQLITE.ddl:
                     conn.execute(statement)
@@ -515,7 +571,7 @@ class SqliteSaver(SqliteUpkeep, SqliteBodies, SqlLeases, StoredValues, BaseCheck
         thread_id, ns, parent_id = thread_ns_id(config, f"{type(self).__name__}.put")
         body = dict(checkpoint)
         values: dict[str, Any] = body.pop("channel_values")  # type: ignore[assignment]
-        blob_rows: list[tuple[str, str, str, str, str, bytes | None, str | None]] = []
+        blob_rows: list[BlobRow] = []
         items: dict[bytes, tuple[str, bytes]] = {}
         codec = self.delta
         pending: list[tuple[int, Pending]] = []  # (row index, entry to commit)
@@ -555,7 +611,7 @@ class SqliteSaver(SqliteUpkeep, SqliteBodies, SqlLeases, StoredValues, BaseCheck
         token = lease_token(config)
         with self._transaction(write=True) as conn:
             if token is not None:
-                run_sqlite(conn, fence(SQLITE, thread_id, token, ns, checkpoint["id"]))
+                self._fence(conn, thread_id, token, ns, checkpoint["id"])
             if body_base is not None:
                 found = conn.execute(_EXISTS_CHECKPOINT, (thread_id, ns, body_base)).fetchone()
                 if found is None or not found[0]:
@@ -566,7 +622,16 @@ class SqliteSaver(SqliteUpkeep, SqliteBodies, SqlLeases, StoredValues, BaseCheck
                     if sealer is not None:
                         typed = sealer.seal(("c", thread_id, ns, checkpoint["id"]), typed)
                     row = (*row[:4], typed[0], typed[1], *row[6:9], None)
-            if conn.execute(_EXISTS_CHECKPOINT, (thread_id, ns, checkpoint["id"])).fetchone():
+            whole = self._insert_deltas(conn, values, items, blob_rows, pending, sealer)
+            if items:
+                conn.executemany(_INSERT_ITEM, self._item_rows(thread_id, ns, items, sealer))
+            if whole:
+                conn.executemany(_INSERT_BLOB, [_seal_blob(r, sealer) for r in whole])
+            try:
+                conn.execute(_INSERT_NEW_CHECKPOINT, row)
+            except sqlite3.IntegrityError:
+                if not conn.execute(_EXISTS_CHECKPOINT, (thread_id, ns, row[2])).fetchone():
+                    raise
                 # saved again under its id: the bodies stored against it go whole first
                 self.keyframes.drop(key, checkpoint["id"])
                 for ns_, cid, ctype_, cbytes_ in conn.execute(
@@ -575,32 +640,7 @@ class SqliteSaver(SqliteUpkeep, SqliteBodies, SqlLeases, StoredValues, BaseCheck
                     (thread_id, ns, checkpoint["id"]),
                 ).fetchall():
                     self._store_whole(conn, thread_id, ns_, cid, (ctype_, cbytes_))
-            for i, entry in enumerate(list(p[1] for p in pending)):
-                if entry.base is None:
-                    continue
-                found = conn.execute(
-                    _SELECT_BLOB, (thread_id, ns, entry.key[2], entry.base)
-                ).fetchone()
-                if found is None:
-                    # the base is gone (deleted or pruned by another connection): store
-                    # this version whole instead
-                    at = pending[i][0]
-                    channel = entry.key[2]
-                    vtype, vbytes = self._dump(channel, values[channel], items)
-                    blob_rows[at] = (*blob_rows[at][:4], vtype, vbytes, None)
-                    pending[i] = (at, ListDeltaCodec.as_snapshot(entry, (vtype, vbytes)))
-            if items:
-                conn.executemany(_INSERT_ITEM, self._item_rows(thread_id, ns, items, sealer))
-            if blob_rows:
-                if sealer is not None:
-                    blob_rows = [
-                        r
-                        if r[5] is None
-                        else (*r[:4], *sealer.seal(("b", *r[:4]), (r[4], r[5])), r[6])
-                        for r in blob_rows
-                    ]
-                conn.executemany(_INSERT_BLOB, blob_rows)
-            conn.execute(_INSERT_CHECKPOINT, row)
+                conn.execute(_INSERT_CHECKPOINT, row)
             if self.ttl is not None:
                 conn.execute(_TOUCH, (thread_id, time.time()))
         if codec is not None:
@@ -608,6 +648,39 @@ class SqliteSaver(SqliteUpkeep, SqliteBodies, SqlLeases, StoredValues, BaseCheck
                 codec.commit(entry)
         self.keyframes.commit(key, checkpoint["id"], body, change, plain)
         return checkpoint_config(thread_id, ns, checkpoint["id"])
+
+    def _insert_deltas(
+        self,
+        conn: sqlite3.Connection,
+        values: dict[str, Any],
+        items: dict[bytes, tuple[str, bytes]],
+        blob_rows: list[BlobRow],
+        pending: list[tuple[int, Pending]],
+        sealer: Sealer | None,
+    ) -> list[BlobRow]:
+        """Insert the rows of ``blob_rows`` that are deltas, each only if its base is
+        stored; returns the rows left to insert (the values stored whole).
+
+        A delta whose base is gone (deleted or pruned by another connection) is
+        encoded whole instead: its row is replaced in the returned list and its entry
+        in ``pending`` becomes a snapshot's."""
+        deltas = {at for at, entry in pending if entry.base is not None}
+        if not deltas:
+            return blob_rows
+        for i, (at, entry) in enumerate(pending):
+            if at not in deltas:
+                continue
+            r = blob_rows[at]
+            if conn.execute(_INSERT_DELTA, _seal_blob(r, sealer)).rowcount:
+                continue  # stored on its base
+            if conn.execute(_SELECT_BLOB, (r[0], r[1], r[2], entry.base)).fetchone() is not None:
+                continue  # this version was stored before (kept as it is)
+            channel = r[2]
+            vtype, vbytes = self._dump(channel, values[channel], items)
+            blob_rows[at] = (*r[:4], vtype, vbytes, None)
+            pending[i] = (at, ListDeltaCodec.as_snapshot(entry, (vtype, vbytes)))
+            deltas.discard(at)
+        return [r for at, r in enumerate(blob_rows) if at not in deltas]
 
     def put_writes(
         self,
@@ -631,30 +704,22 @@ class SqliteSaver(SqliteUpkeep, SqliteBodies, SqlLeases, StoredValues, BaseCheck
         if not prepared:
             return
         token = lease_token(config)
+        sealer = sealer_of(self.serde)
+        rows: list[tuple[Any, ...]] = []
+        for idx, channel, wtype, wbytes in prepared:
+            if sealer is not None:
+                wtype, wbytes = sealer.seal(
+                    ("w", thread_id, ns, checkpoint_id, task_id, channel), (wtype, wbytes)
+                )
+            rows.append(
+                (thread_id, ns, checkpoint_id, task_id, idx, channel, wtype, wbytes, task_path)
+            )
         with self._transaction(write=True) as conn:
             if token is not None:
-                run_sqlite(conn, fence(SQLITE, thread_id, token, ns, None))
-            (seq0,) = conn.execute(
-                "SELECT COALESCE(MAX(seq), 0) FROM writes WHERE thread_id = ? AND "
-                "checkpoint_ns = ? AND checkpoint_id = ?",
-                (thread_id, ns, checkpoint_id),
-            ).fetchone()
-            special: list[tuple[Any, ...]] = []
-            regular: list[tuple[Any, ...]] = []
-            sealer = sealer_of(self.serde)
-            for i, (idx, channel, wtype, wbytes) in enumerate(prepared, start=seq0 + 1):
-                if sealer is not None:
-                    wtype, wbytes = sealer.seal(
-                        ("w", thread_id, ns, checkpoint_id, task_id, channel), (wtype, wbytes)
-                    )
-                row = (thread_id, ns, checkpoint_id, task_id, idx, channel, wtype, wbytes)
-                (special if idx < 0 else regular).append((*row, task_path, i))
+                self._fence(conn, thread_id, token, ns, None)
             if items:
                 conn.executemany(_INSERT_ITEM, self._item_rows(thread_id, ns, items, sealer))
-            if regular:
-                conn.executemany(_INSERT_WRITE, regular)
-            if special:
-                conn.executemany(_UPSERT_WRITE, special)
+            conn.executemany(_INSERT_WRITE, rows)
             if self.ttl is not None:
                 conn.execute(_TOUCH, (thread_id, time.time()))
 
