@@ -124,12 +124,22 @@ class Interner:
                 shaped = None
                 typed = dump_channel_value(self._owner.serde, channel, element)
             found = (
-                typed,
+                self.keep(typed, element if shaped is None else shaped[0]) if large else typed,
                 item_hash(typed) if large else None,
                 None if shaped is None else shaped[1],
             )
             memo[id(element)] = found
         return found
+
+    def keep(self, typed: Typed, element: Any) -> Any:
+        """What goes to the items store for the large ``element`` serialized as
+        ``typed``: ``typed`` itself. A saver may override it to keep an equivalent,
+        smaller form (the in-memory saver's shares message text with the live
+        message); its reads must give back ``typed`` exactly (the hash is checked).
+
+        Called as soon as ``element`` is serialized, so the full bytes are freed at
+        once rather than held until the whole value is dumped."""
+        return typed
 
     def _mostly_small(self, channel: str, value: list[Any], memo: Memo) -> bool:
         """Whether ``value`` is a long list of small elements (numbers, short strings),
@@ -205,8 +215,9 @@ class Interner:
 
 
 Memo = dict[int, "Element"]
-Element = tuple[Typed, bytes | None, Shape | None]
-"""An element serialized, its hash if interned, its message-dict shape if any."""
+Element = tuple[Any, bytes | None, Shape | None]
+"""An element serialized (as :meth:`Interner.keep` keeps it, if interned), its hash if
+interned, its message-dict shape if any."""
 
 
 def message_shape(element: dict[Any, Any]) -> tuple[Any, Shape] | None:
