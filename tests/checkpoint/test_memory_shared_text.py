@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from stategraph.checkpoint._intern import INTERNED_TYPE, Resolver
 from stategraph.checkpoint.memory import SHARED_TEXT, InMemorySaver, share_text, whole_item
 from stategraph.checkpoint.serde.base import DeserializationError
 from stategraph.checkpoint.serde.encrypted import EncryptedSerializer
@@ -170,3 +171,20 @@ def test_history_copies_and_retention_read_shared_items() -> None:
     assert len(list(saver.list(cfg()))) == 1
     assert [m.content for m in saved_messages(saver)] == want
     assert [m.content for m in saved_messages(saver, "copy")] == want
+
+
+def test_a_long_list_of_text_dicts_is_still_interned_and_shared() -> None:
+    # the kept form of {"content": text} is a few bytes: the long-list sampling must
+    # still see large elements (it judged by the shorter kept form before the fix)
+    saver = InMemorySaver()
+    value = [{"content": f"{i} {BIG}"} for i in range(20)]
+    items: dict[bytes, Any] = {}
+    typed = saver._dump("docs", value, items)
+    assert typed[0] == INTERNED_TYPE
+    assert len(items) == 20
+    assert all(
+        len(item) == 4 and item[3] is d["content"]
+        for item, d in zip(items.values(), value, strict=True)
+    )
+    resolver = Resolver(saver.serde, "t", lambda hs: {h: whole_item(items[h]) for h in hs})
+    assert resolver.loads(typed, "docs") == value

@@ -149,9 +149,10 @@ class Interner:
         if n <= SHORT_LIST:
             return False
         stride = n // SAMPLES
-        size = sum(
-            len(self._element(channel, value[i * stride], memo)[0][1]) for i in range(SAMPLES)
-        )
+        samples = [self._element(channel, value[i * stride], memo) for i in range(SAMPLES)]
+        if any(key is not None for _, key, _ in samples):
+            return False  # a large element (what ``keep`` made of it may be shorter)
+        size = sum(len(typed[1]) for typed, _, _ in samples)
         return size * 8 < SAMPLES * self.threshold
 
     def _elements(

@@ -89,7 +89,12 @@ def share_text(typed: Typed, element: Any) -> Item:
     object or dict with a ``str`` ``content`` of :data:`SHARED_TEXT` characters or
     more) cut out of the bytes and kept as the ``str`` itself; ``typed`` unchanged when
     there is no such text or its UTF-8 bytes are not found in ``typed``."""
-    text = element.get("content") if type(element) is dict else getattr(element, "content", None)
+    try:
+        text = (
+            element.get("content") if type(element) is dict else getattr(element, "content", None)
+        )
+    except Exception:  # an object whose ``content`` property fails: nothing to share
+        return typed
     if type(text) is not str or len(text) < SHARED_TEXT:
         return typed
     try:
