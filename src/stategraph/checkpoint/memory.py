@@ -112,7 +112,7 @@ def whole_item(item: Item) -> Typed:
     if len(item) == 2:
         return item
     tp, rest, at, text = item
-    return tp, rest[:at] + text.encode() + rest[at:]
+    return tp, b"".join((rest[:at], text.encode(), rest[at:]))
 
 
 class _SharingInterner(Interner):
