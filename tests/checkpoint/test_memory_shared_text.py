@@ -188,3 +188,16 @@ def test_a_long_list_of_text_dicts_is_still_interned_and_shared() -> None:
     )
     resolver = Resolver(saver.serde, "t", lambda hs: {h: whole_item(items[h]) for h in hs})
     assert resolver.loads(typed, "docs") == value
+
+
+def test_the_text_is_found_after_an_earlier_copy_of_its_first_bytes() -> None:
+    text = BIG + "tail"
+    encoded = text.encode()
+    data = b"id:" + encoded[:100] + b"|" + encoded + b"|end"
+    kept = share_text(("msgpack", data), {"content": text})
+    assert len(kept) == 4 and kept[2] == len(b"id:" + encoded[:100] + b"|")
+    assert kept[1] == b"id:" + encoded[:100] + b"||end"
+    assert whole_item(kept) == ("msgpack", data)
+    # only a part of the text in the bytes: nothing to share
+    partial = ("msgpack", b"x" + encoded[:-1])
+    assert share_text(partial, {"content": text}) is partial
