@@ -124,12 +124,22 @@ class Interner:
                 shaped = None
                 typed = dump_channel_value(self._owner.serde, channel, element)
             found = (
-                typed,
+                self.keep(typed, element if shaped is None else shaped[0]) if large else typed,
                 item_hash(typed) if large else None,
                 None if shaped is None else shaped[1],
             )
             memo[id(element)] = found
         return found
+
+    def keep(self, typed: Typed, element: Any) -> Any:
+        """What goes to the items store for the large ``element`` serialized as
+        ``typed``: ``typed`` itself. A saver may override it to keep an equivalent,
+        smaller form (the in-memory saver's shares message text with the live
+        message); its reads must give back ``typed`` exactly (the hash is checked).
+
+        Called as soon as ``element`` is serialized, so the full bytes are freed at
+        once rather than held until the whole value is dumped."""
+        return typed
 
     def _mostly_small(self, channel: str, value: list[Any], memo: Memo) -> bool:
         """Whether ``value`` is a long list of small elements (numbers, short strings),
@@ -139,9 +149,10 @@ class Interner:
         if n <= SHORT_LIST:
             return False
         stride = n // SAMPLES
-        size = sum(
-            len(self._element(channel, value[i * stride], memo)[0][1]) for i in range(SAMPLES)
-        )
+        samples = [self._element(channel, value[i * stride], memo) for i in range(SAMPLES)]
+        if any(key is not None for _, key, _ in samples):
+            return False  # a large element (what ``keep`` made of it may be shorter)
+        size = sum(len(typed[1]) for typed, _, _ in samples)
         return size * 8 < SAMPLES * self.threshold
 
     def _elements(
@@ -205,8 +216,9 @@ class Interner:
 
 
 Memo = dict[int, "Element"]
-Element = tuple[Typed, bytes | None, Shape | None]
-"""An element serialized, its hash if interned, its message-dict shape if any."""
+Element = tuple[Any, bytes | None, Shape | None]
+"""An element serialized (as :meth:`Interner.keep` keeps it, if interned), its hash if
+interned, its message-dict shape if any."""
 
 
 def message_shape(element: dict[Any, Any]) -> tuple[Any, Shape] | None:

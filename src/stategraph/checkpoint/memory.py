@@ -5,6 +5,12 @@ is stored serialized (through ``serde``), so what is read back is always a copy 
 never the live object a node still holds. Channel values are stored once per
 ``(channel, version)``: a checkpoint whose channel did not change reuses the value
 saved with an earlier one.
+
+One exception to "serialized": the text of a large message (its ``content`` string,
+from :data:`SHARED_TEXT` characters) is kept as the ``str`` object itself, cut out of
+the stored bytes and put back on read. A ``str`` is immutable, so the saved message
+still cannot change, and a chat's text is held once in the process instead of twice
+(once by the live state, once as bytes here).
 """
 
 from __future__ import annotations
@@ -14,12 +20,12 @@ import time
 from collections import defaultdict
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Optional
+from typing import Any, Optional, Union, cast
 
 from stategraph.checkpoint._compact import pack_checkpoint, unpack_checkpoint
 from stategraph.checkpoint._delta_history import DeltaChannelHistory
 from stategraph.checkpoint._ids import next_string_version
-from stategraph.checkpoint._intern import Resolver
+from stategraph.checkpoint._intern import Interner, Resolver
 from stategraph.checkpoint._list_delta import DELTA_TYPE, ListDeltaCodec, Pending
 from stategraph.checkpoint._retention import (
     PruneStrategy,
@@ -69,6 +75,62 @@ SavedCheckpoint = tuple[Typed, Typed, Optional[str]]
 SavedWrite = tuple[str, str, Typed, str]
 BlobKey = tuple[str, str, str, Any]
 ItemKey = tuple[str, str, bytes]  # thread_id, checkpoint_ns, hash
+# an item whose text is shared: (type, bytes without the text, where it was, the text)
+SharedItem = tuple[str, bytes, int, str]
+Item = Union[Typed, SharedItem]
+
+SHARED_TEXT = 1024
+"""Message text from this many characters is kept as the ``str`` itself (see the module
+docstring); shorter text stays in the bytes (sharing it would save little)."""
+
+
+_HEAD = 64
+"""How many bytes of a text :func:`share_text` searches for (then it compares it whole)."""
+
+
+def share_text(typed: Typed, element: Any) -> Item:
+    """``typed`` (the serialized ``element``) with the text of ``element`` (a message
+    object or dict with a ``str`` ``content`` of :data:`SHARED_TEXT` characters or
+    more) cut out of the bytes and kept as the ``str`` itself; ``typed`` unchanged when
+    there is no such text or its UTF-8 bytes are not found in ``typed``."""
+    try:
+        text = (
+            element.get("content") if type(element) is dict else getattr(element, "content", None)
+        )
+    except Exception:  # an object whose ``content`` property fails: nothing to share
+        return typed
+    if type(text) is not str or len(text) < SHARED_TEXT:
+        return typed
+    try:
+        encoded = text.encode()
+    except UnicodeEncodeError:  # lone surrogates: serde stored the text some other way
+        return typed
+    # find the text by its first bytes, then compare it whole where they are: a search
+    # for the whole text costs ~10 instructions per byte, this ~1 per 30
+    data = typed[1]
+    head = encoded[:_HEAD]
+    at = data.find(head)
+    while at >= 0 and not data.startswith(encoded, at):
+        at = data.find(head, at + 1)
+    if at < 0:
+        return typed
+    return typed[0], data[:at] + data[at + len(encoded) :], at, text
+
+
+def whole_item(item: Item) -> Typed:
+    """The serialized ``(type, bytes)`` of a stored item, its shared text put back."""
+    if len(item) == 2:
+        return item
+    tp, rest, at, text = item
+    return tp, b"".join((rest[:at], text.encode(), rest[at:]))
+
+
+class _SharingInterner(Interner):
+    """The in-memory saver's interner: large message text stays a shared ``str``."""
+
+    def keep(self, typed: Typed, element: Any) -> Item:
+        """``typed`` with the text of ``element`` shared (see :func:`share_text`)."""
+        return share_text(typed, element)
 
 
 class InMemorySaver(SweeperThread, StoredValues, BaseCheckpointSaver[str]):
@@ -126,8 +188,10 @@ class InMemorySaver(SweeperThread, StoredValues, BaseCheckpointSaver[str]):
             defaultdict(dict)
         )
         self.blobs: dict[BlobKey, Typed | None] = {}
-        self.items: dict[ItemKey, Typed] = {}
+        self.items: dict[ItemKey, Item] = {}
         self._init_values(delta_storage, intern_items)
+        if self.interner is not None:
+            self.interner = _SharingInterner(self)
         self._latest: dict[tuple[str, str], str] = {}
         self._lock = threading.RLock()
 
@@ -222,7 +286,20 @@ class InMemorySaver(SweeperThread, StoredValues, BaseCheckpointSaver[str]):
     def _resolver(self, thread_id: str, ns: str, sealer: Sealer | None = None) -> Resolver:
         """A resolver of the interned items of ``(thread_id, ns)`` (lock held)."""
 
-        return Resolver(self.serde, thread_id, item_fetcher(self.items, thread_id, ns, sealer))
+        if sealer is not None:  # sealed items are stored whole
+            sealed = cast("dict[ItemKey, Typed]", self.items)
+            return Resolver(self.serde, thread_id, item_fetcher(sealed, thread_id, ns, sealer))
+        items = self.items
+
+        def fetch(hashes: list[bytes]) -> dict[bytes, Typed]:
+            found: dict[bytes, Typed] = {}
+            for h in hashes:
+                item = items.get((thread_id, ns, h))
+                if item is not None:
+                    found[h] = whole_item(item)
+            return found
+
+        return Resolver(self.serde, thread_id, fetch)
 
     def get_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
         """Return the checkpoint named by ``config`` or the latest of its
@@ -397,14 +474,17 @@ class InMemorySaver(SweeperThread, StoredValues, BaseCheckpointSaver[str]):
                 bucket[key] = (task_id, channel, value, task_path)
 
     def _store_items(
-        self, thread_id: str, ns: str, items: dict[bytes, Typed], sealer: Sealer | None
+        self, thread_id: str, ns: str, items: Mapping[bytes, Item], sealer: Sealer | None
     ) -> None:
-        """Add interned ``items`` of ``(thread_id, ns)`` (lock held), sealed if encrypting."""
+        """Add interned ``items`` of ``(thread_id, ns)`` (lock held), sealed (and so
+        stored whole) if encrypting."""
         for h, item in items.items():
             key = (thread_id, ns, h)
             if key not in self.items:
                 self.items[key] = (
-                    item if sealer is None else sealer.seal(("i", thread_id, ns, h.hex()), item)
+                    item
+                    if sealer is None
+                    else sealer.seal(("i", thread_id, ns, h.hex()), whole_item(item))
                 )
 
     def delete_thread(self, thread_id: str) -> None:
