@@ -30,6 +30,9 @@ JSON_METADATA = ""
 """``metadata_type`` of a row whose metadata is its ``metadata_json`` text alone: no
 serializer's tag (the metadata was not serialized), and the shortest there is."""
 
+_ENCODER = json.JSONEncoder(separators=(",", ":"))
+"""One compact encoder for every checkpoint (``json.dumps`` with ``separators`` makes
+a new one per call)."""
 _SAFE_KEY = re.compile(r"^[A-Za-z0-9_\-]+$")
 _INT64 = (-(2**63), 2**63 - 1)
 
@@ -102,7 +105,7 @@ def metadata_json(metadata: Mapping[str, Any]) -> tuple[str, bool]:
             exact = exact and type(key) is str
         else:
             exact = False
-    return json.dumps(view, separators=(",", ":")), exact
+    return _ENCODER.encode(view), exact
 
 
 def load_metadata(loads: Callable[[tuple[str, Any]], Any], mtype: str, stored: Any) -> Any:

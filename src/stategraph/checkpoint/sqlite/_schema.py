@@ -233,14 +233,15 @@ def pack_id(checkpoint_id: str | None) -> str | bytes | None:
     """How ``parent_checkpoint_id`` stores a checkpoint id (format 6): the 16 bytes of
     a UUID in canonical form (what the runtime makes: 36 lowercase characters), any
     other id as it is."""
-    if checkpoint_id is None or len(checkpoint_id) != 36:
+    if checkpoint_id is None or len(checkpoint_id) != 36 or checkpoint_id[8:24:5] != "----":
         return checkpoint_id
+    digits = checkpoint_id.replace("-", "")
     try:
-        packed = bytes.fromhex(checkpoint_id.replace("-", ""))
+        packed = bytes.fromhex(digits)
     except ValueError:
         return checkpoint_id
-    # (fromhex also takes capitals and spaces: only the exact form round-trips)
-    return packed if unpack_id(packed) == checkpoint_id else checkpoint_id
+    # (fromhex also takes capitals and spaces: only 32 lowercase digits round-trip)
+    return packed if len(packed) == 16 and packed.hex() == digits else checkpoint_id
 
 
 def unpack_id(stored: str | bytes) -> str:
