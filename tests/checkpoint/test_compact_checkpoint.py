@@ -4,6 +4,7 @@ fallbacks, old plain bodies still read, and what a saver stores."""
 from __future__ import annotations
 
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -227,3 +228,36 @@ def test_versions_parsed_once_still_pack_exactly_and_apart() -> None:
     assert first[5] == [pack_version(v), 1, 1.0, *near]
     assert [type(p) for p in first[5][1:3]] == [int, float]
     assert unpack_checkpoint(second, b["id"]) == b
+
+
+def test_ts_counted_from_the_id_time_round_trips_in_one_byte() -> None:
+    from stategraph.checkpoint._compact import FORMAT_TS_FROM_ID, id_micros
+    from stategraph.checkpoint._ids import uuid6_str
+
+    before = time.time_ns() // 1000
+    fresh = id_micros(uuid6_str())
+    assert fresh is not None and before <= fresh <= time.time_ns() // 1000 + 1000
+    b = body()
+    # the fixture's id was made 10 microseconds before its ts
+    assert id_micros(b["id"]) == 1796174997798664
+    packed = pack_checkpoint(b, ts_from_id=True)
+    assert packed[1] == FORMAT_TS_FROM_ID and packed[3] == 10
+    assert unpack_checkpoint(packed, b["id"]) == b
+    # default (PostgreSQL, readers of format 1): the absolute time
+    plain = pack_checkpoint(b)
+    assert plain[1] == 1 and plain[3] == 1796174997798674
+    assert unpack_checkpoint(plain, b["id"]) == b
+    # an id that is no version-6 UUID keeps format 1
+    for other in (
+        "my-id",
+        "1f1edefe-27cb-4650-8128-e33c6d3adcd9",
+        "1f1edefe-27cb-6g50-8128-e33c6d3a",
+    ):
+        odd = body(id=other)
+        assert pack_checkpoint(odd, ts_from_id=True)[1] == 1
+        assert unpack_checkpoint(pack_checkpoint(odd, ts_from_id=True), other) == odd
+    # a ts that is no UTC isoformat string stays a string in either format
+    text = body(ts="yesterday")
+    assert unpack_checkpoint(pack_checkpoint(text, ts_from_id=True), text["id"]) == text
+    with pytest.raises(ValueError, match="format 2"):
+        unpack_checkpoint(packed, "moved-by-hand")

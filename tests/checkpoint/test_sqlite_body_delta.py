@@ -243,7 +243,7 @@ def test_a_format_4_file_is_migrated_and_reads_on(tmp_path: Path) -> None:
     conn = _connect(path)
     saver = Recording(conn)
     saver.setup()
-    assert conn.execute("SELECT version FROM storage_format").fetchone()[0] == VALUES_FORMAT == 5
+    assert conn.execute("SELECT version FROM storage_format").fetchone()[0] == VALUES_FORMAT
     applied = [r[0] for r in conn.execute("SELECT v FROM schema_migrations ORDER BY v")]
     assert applied == list(range(len(MIGRATIONS)))
     graph = chain(150).compile(checkpointer=saver)

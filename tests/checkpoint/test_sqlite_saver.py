@@ -87,7 +87,7 @@ def test_setup_runs_automatically_and_applies_missing_migrations_in_order(db: Pa
     applied = [r[0] for r in conn.execute("SELECT v FROM schema_migrations ORDER BY v")]
     assert applied == list(range(len(MIGRATIONS)))
     indexes = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
-    assert "checkpoints_thread_id" in indexes
+    assert "checkpoints_nested" in indexes and "checkpoints_thread_id" not in indexes
     got = saver.get(config)
     assert got is not None and got["channel_values"] == {"x": 1}
     conn.close()

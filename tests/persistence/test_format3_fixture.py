@@ -67,7 +67,7 @@ def test_reads_back_exactly(conn: sqlite3.Connection) -> None:
     assert snapshot_threads(saver) == EXPECTED["threads"]
     assert longchat_snapshot(saver) == EXPECTED["longchat"]
     assert tuple_digests(saver) == EXPECTED["tuples_sha256"]
-    assert conn.execute("SELECT version FROM storage_format").fetchone() == (5,)
+    assert conn.execute("SELECT version FROM storage_format").fetchone() == (6,)
 
 
 def items_consistent(conn: sqlite3.Connection) -> None:

@@ -105,7 +105,7 @@ def test_opening_records_the_storage_format(old_db: Path, saver: SqliteSaver) ->
     conn = sqlite3.connect(old_db)
     try:
         row = conn.execute("SELECT version FROM storage_format WHERE name = 'channel_values'")
-        assert row.fetchone() == (5,)
+        assert row.fetchone() == (6,)
     finally:
         conn.close()
 
@@ -114,8 +114,8 @@ def test_a_newer_format_is_refused_with_a_clear_error(old_db: Path) -> None:
     with SqliteSaver.from_conn_string(str(old_db)) as first:
         first.setup()
     conn = sqlite3.connect(old_db, isolation_level=None)
-    conn.execute("UPDATE storage_format SET version = 6 WHERE name = 'channel_values'")
+    conn.execute("UPDATE storage_format SET version = 7 WHERE name = 'channel_values'")
     conn.close()
     with SqliteSaver.from_conn_string(str(old_db)) as later:
-        with pytest.raises(RuntimeError, match="format 6, written by a newer stategraph"):
+        with pytest.raises(RuntimeError, match="format 7, written by a newer stategraph"):
             later.get_tuple(cfg("chat"))

@@ -526,14 +526,14 @@ def test_one_item_query_per_read(tmp_path: Path) -> None:
         store.close()
 
 
-def test_sqlite_records_format_5_and_refuses_6(tmp_path: Path) -> None:
+def test_sqlite_records_format_6_and_refuses_7(tmp_path: Path) -> None:
     store = Store("sqlite", tmp_path)
     try:
         store.invoke({"messages": [human(0)]}, cfg())
         row = store.conn.execute("SELECT version FROM storage_format").fetchone()
-        assert row == (5,)
-        store.conn.execute("UPDATE storage_format SET version = 6")
-        with pytest.raises(RuntimeError, match="format 6"):
+        assert row == (6,)
+        store.conn.execute("UPDATE storage_format SET version = 7")
+        with pytest.raises(RuntimeError, match="format 7"):
             SqliteSaver(store.conn).get_tuple(cfg())
     finally:
         store.close()

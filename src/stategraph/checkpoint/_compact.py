@@ -10,7 +10,9 @@ it)::
     [MARK, FORMAT, v, ts, names, versions, channel_versions, versions_seen, updated]
 
 * ``ts``: microseconds since the epoch when that gives back the same string, else the
-  string;
+  string. In format 2 (``ts_from_id``, written by ``SqliteSaver``) an int ``ts`` counts
+  the microseconds from the time in the checkpoint's id (a version-6 UUID, made a few
+  microseconds before ``ts``): one byte instead of nine;
 * ``names``: the distinct channel and node names, referred to by index below;
 * ``versions``: the distinct versions, each ``[step, random]`` when it is a string of
   the saver's own form (rebuilt exactly), else the version itself;
@@ -30,12 +32,22 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-__all__ = ["FORMAT", "MARK", "pack_checkpoint", "pack_version", "unpack_checkpoint"]
+__all__ = [
+    "FORMAT",
+    "FORMAT_TS_FROM_ID",
+    "MARK",
+    "id_micros",
+    "pack_checkpoint",
+    "pack_version",
+    "unpack_checkpoint",
+]
 
 MARK = "sg-cp"
 """First item of a packed body (a plain body is a dict, never a list)."""
 FORMAT = 1
-"""Version of the packed form written by this release."""
+"""Version of the packed form written by this release with an absolute ``ts``."""
+FORMAT_TS_FROM_ID = 2
+"""Version of the packed form whose int ``ts`` is relative to the id's time."""
 
 PACK_LIMIT = 256
 """Most version entries (channel_versions plus every versions_seen) a packed body
@@ -106,9 +118,29 @@ def _unpack_ts(packed: Any) -> Any:
     return packed
 
 
-def pack_checkpoint(body: dict[str, Any]) -> Any:
+_UUID_EPOCH = 0x01B21DD213814000
+"""1970-01-01 in 100-ns intervals since 1582-10-15 (the epoch of UUID times)."""
+
+
+def id_micros(checkpoint_id: str) -> int | None:
+    """Microseconds since the epoch of the time in ``checkpoint_id`` when it is a
+    version-6 UUID string, else ``None`` (a function of the string alone, so the
+    reader finds the writer's value)."""
+    if len(checkpoint_id) != 36 or checkpoint_id[14] != "6":
+        return None
+    try:
+        # time_high (32 bits), time_mid (16), time_low (12): their hex digits in a row
+        ticks = int(checkpoint_id[0:8] + checkpoint_id[9:13] + checkpoint_id[15:18], 16)
+    except ValueError:
+        return None
+    return (ticks - _UUID_EPOCH) // 10
+
+
+def pack_checkpoint(body: dict[str, Any], *, ts_from_id: bool = False) -> Any:
     """The value to store for ``body`` (a checkpoint without ``channel_values``): the
-    packed list, or ``body`` itself when it does not have the standard shape."""
+    packed list, or ``body`` itself when it does not have the standard shape.
+    ``ts_from_id``: write format 2 when the id is a version-6 UUID (readers before it
+    refuse format 2: only a saver whose files say so may ask for it)."""
     if tuple(body) != _KEYS or type(body["id"]) is not str:
         return body
     cv, vs, updated = body["channel_versions"], body["versions_seen"], body["updated_channels"]
@@ -155,11 +187,16 @@ def pack_checkpoint(body: dict[str, Any]) -> Any:
             flat_vs += (name(channel, len(names)), version((type(v), v), len(versions)))
     packed_updated = None if updated is None else [name(u, len(names)) for u in updated]
     packed_versions = [_packed(v) for _, v in versions]
+    form, ts = FORMAT, _pack_ts(body["ts"])
+    if ts_from_id and type(ts) is int:
+        at = id_micros(body["id"])
+        if at is not None:
+            form, ts = FORMAT_TS_FROM_ID, ts - at
     return [
         MARK,
-        FORMAT,
+        form,
         body["v"],
-        _pack_ts(body["ts"]),
+        ts,
         list(names),
         packed_versions,
         flat_cv,
@@ -173,12 +210,21 @@ def unpack_checkpoint(stored: Any, checkpoint_id: str) -> dict[str, Any]:
     checkpoint id is ``checkpoint_id``."""
     if type(stored) not in (list, tuple) or not stored or stored[0] != MARK:
         return stored
-    if stored[1] != FORMAT:
+    _, form, v, ts, names, packed_versions, flat_cv, flat_vs, packed_updated = stored
+    if form == FORMAT_TS_FROM_ID and type(ts) is int:
+        at = id_micros(checkpoint_id)
+        if at is None:
+            raise ValueError(
+                f"Checkpoint {checkpoint_id} is stored in packed format 2, which only a "
+                "version-6 UUID id can have: the row was changed by hand."
+            )
+        ts += at
+    elif form not in (FORMAT, FORMAT_TS_FROM_ID):
         raise ValueError(
-            f"Checkpoint {checkpoint_id} is stored in packed format {stored[1]}, which "
-            f"this release cannot read (it reads format {FORMAT}): upgrade stategraph."
+            f"Checkpoint {checkpoint_id} is stored in packed format {form}, which "
+            f"this release cannot read (it reads formats {FORMAT} and "
+            f"{FORMAT_TS_FROM_ID}): upgrade stategraph."
         )
-    _, _, v, ts, names, packed_versions, flat_cv, flat_vs, packed_updated = stored
     versions = [unpack_version(p) for p in packed_versions]
     cv = {names[flat_cv[i]]: versions[flat_cv[i + 1]] for i in range(0, len(flat_cv), 2)}
     vs: dict[str, dict[str, Any]] = {}

@@ -107,7 +107,8 @@ class SqliteThreadIndex(ThreadIndex):
         self._version: int | None = None
         self._by_id: dict[str, ThreadRow] = {}
         self._rows: list[ThreadRow] = []
-        self._last_rowid = 0
+        self._mark: tuple[bool, int] = (False, 0)
+        """Where the last refresh stopped: (read from the change feed?, last seq/rowid)."""
         self._meta: dict[str, tuple[str, dict[str, Any]]] = {}
         self.full_scans = 0
         """How many times the whole table was grouped (the rest were incremental)."""
@@ -135,9 +136,13 @@ class SqliteThreadIndex(ThreadIndex):
     def rows(self) -> list[ThreadRow]:
         """Every thread, newest first.
 
-        Kept between calls: when the database changed, the rows added since (found by
-        rowid) name the threads to recount; a change that added nothing (a deleted
-        thread) groups the whole table again.
+        Kept between calls: when the database changed, only some threads are recounted.
+        In files of this release, those of the change feed ``thread_changes`` from the
+        top one seen last: a writer's trigger (or a delete) moves a thread to the top,
+        unless it is there already, in the transaction of its change. In a file no
+        release with the feed has opened yet, the threads of the checkpoint rows added
+        since (by rowid); a change that added nothing there (a deleted thread) groups
+        the whole table again.
         """
         with self._lock:
             version = int(self._conn.execute("PRAGMA data_version").fetchone()[0])
@@ -145,25 +150,36 @@ class SqliteThreadIndex(ThreadIndex):
                 return self._rows
             self._conn.execute("BEGIN")  # one snapshot for the statements below
             try:
-                last = self._conn.execute("SELECT MAX(rowid) FROM checkpoints").fetchone()[0] or 0
+                feed = self._has_feed()
+                if feed:
+                    last_sql = "SELECT MAX(seq) FROM thread_changes"
+                    since_sql = "SELECT thread_id FROM thread_changes WHERE seq >= ?"
+                else:
+                    last_sql = "SELECT MAX(rowid) FROM checkpoints"
+                    since_sql = "SELECT DISTINCT thread_id FROM checkpoints WHERE rowid > ?"
+                last = self._conn.execute(last_sql).fetchone()[0] or 0
+                # (the top thread may have written again without moving: in the feed,
+                # the one at the mark is recounted too)
+                moved = last >= self._mark[1] if feed else last > self._mark[1]
                 touched = []
-                if self._version is not None and last > self._last_rowid:
-                    touched = [
-                        row[0]
-                        for row in self._conn.execute(
-                            "SELECT DISTINCT thread_id FROM checkpoints WHERE rowid > ?",
-                            (self._last_rowid,),
-                        )
-                    ]
+                if self._version is not None and self._mark[0] == feed and moved:
+                    touched = [row[0] for row in self._conn.execute(since_sql, (self._mark[1],))]
                 if touched:
                     self._refresh(touched)
                 else:
                     self._full()
             finally:
                 self._conn.execute("COMMIT")
-            self._last_rowid, self._version = last, version
+            self._mark, self._version = (feed, last), version
             self._rows = sorted(self._by_id.values(), key=lambda r: r.latest_id, reverse=True)
             return self._rows
+
+    def _has_feed(self) -> bool:
+        """Whether the file has the change feed (migration 10 of the SQLite savers)."""
+        found = self._conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'thread_changes'"
+        ).fetchone()
+        return found is not None
 
     def forget(self, thread_id: str) -> None:
         """Drop a thread found gone (deleted while other rows were added)."""

@@ -67,8 +67,20 @@ from stategraph.checkpoint.lease import lease_token
 from stategraph.checkpoint.lease_savers import SqlLeases
 from stategraph.checkpoint.lease_sql import SQLITE, Op, fence, run_sqlite
 from stategraph.checkpoint.sqlite._bodies import SqliteBodies
-from stategraph.checkpoint.sqlite._filters import filter_clauses, metadata_json
-from stategraph.checkpoint.sqlite._schema import check_format, configure, has_json, migrate
+from stategraph.checkpoint.sqlite._filters import (
+    JSON_METADATA,
+    filter_clauses,
+    load_metadata,
+    metadata_json,
+)
+from stategraph.checkpoint.sqlite._schema import (
+    check_format,
+    configure,
+    has_json,
+    migrate,
+    pack_id,
+    unpack_id,
+)
 from stategraph.checkpoint.sqlite._statements import (
     _COLUMNS,
     _EMPTY,
@@ -84,6 +96,7 @@ from stategraph.checkpoint.sqlite._statements import (
     _SELECT_BLOB,
     _SELECT_CHAIN,
     _TOUCH,
+    list_query,
 )
 from stategraph.checkpoint.sqlite._upkeep import SqliteUpkeep
 from stategraph.constants import CONF
@@ -403,9 +416,11 @@ class SqliteSaver(SqliteUpkeep, SqliteBodies, SqlLeases, StoredValues, BaseCheck
         return CheckpointTuple(
             config=checkpoint_config(thread_id, ns, checkpoint_id),
             checkpoint=checkpoint,
-            metadata=loads((mtype, mbytes)),
+            metadata=load_metadata(loads, mtype, mbytes),
             parent_config=(
-                checkpoint_config(thread_id, ns, parent_id) if parent_id is not None else None
+                None
+                if parent_id is None
+                else checkpoint_config(thread_id, ns, unpack_id(parent_id))
             ),
             pending_writes=pending,
         )
@@ -517,6 +532,8 @@ class SqliteSaver(SqliteUpkeep, SqliteBodies, SqlLeases, StoredValues, BaseCheck
         fwhere, fparams, exact = filter_clauses(filter, self._json)
         where += fwhere
         params += fparams
+        conf = (config or {}).get(CONF) or {}
+        whole_thread = conf.get("thread_id") is not None and "checkpoint_ns" not in conf
         remaining = limit
         last: tuple[str, str, str] | None = None
         while True:
@@ -524,12 +541,8 @@ class SqliteSaver(SqliteUpkeep, SqliteBodies, SqlLeases, StoredValues, BaseCheck
             conds = (
                 [*where, "(checkpoint_id, thread_id, checkpoint_ns) < (?, ?, ?)"] if last else where
             )
-            sql = (
-                f"SELECT {_COLUMNS} FROM checkpoints"
-                + (f" WHERE {' AND '.join(conds)}" if conds else "")
-                + " ORDER BY checkpoint_id DESC, thread_id DESC, checkpoint_ns DESC LIMIT ?"
-            )
-            args = [*params, *(last or ()), page]
+            sql = list_query(conds, whole_thread)
+            args = [*params, *(last or ())] * (2 if whole_thread else 1) + [page]
             items: list[CheckpointTuple] = []
             memo: dict[tuple[str, Any], dict[str, Any]] = {}
             with self._transaction(write=False) as conn:
@@ -540,7 +553,7 @@ class SqliteSaver(SqliteUpkeep, SqliteBodies, SqlLeases, StoredValues, BaseCheck
                         md = (row[6], row[7])
                         if sealer is not None:
                             md = sealer.unseal(("m", row[0], row[1], row[2]), md)
-                        if not metadata_matches(self.serde.loads_typed(md), filter):
+                        if not metadata_matches(load_metadata(self.serde.loads_typed, *md), filter):
                             continue
                     items.append(self._load(conn, row, memo))
             for item in items:
@@ -588,11 +601,17 @@ class SqliteSaver(SqliteUpkeep, SqliteBodies, SqlLeases, StoredValues, BaseCheck
         key = (thread_id, ns)
         change = self.keyframes.encode(key, parent_id, body, new_versions)
         body_base = None if change is None else str(change[2])  # (its keyframe's id)
-        ctype, cbytes = self.serde.dumps_typed(pack_checkpoint(body) if change is None else change)
+        ctype, cbytes = self.serde.dumps_typed(
+            pack_checkpoint(body, ts_from_id=True) if change is None else change
+        )
         plain = cbytes  # (what a keyframe's hash covers: its bytes before sealing)
         stored_metadata = get_checkpoint_metadata(config, metadata)
-        mtype, mbytes = self.serde.dumps_typed(stored_metadata)
+        mjson, json_only = metadata_json(stored_metadata)
         sealer = sealer_of(self.serde)
+        if json_only and sealer is None:
+            mtype, mbytes = JSON_METADATA, b""  # (metadata_json is all of it)
+        else:
+            mtype, mbytes = self.serde.dumps_typed(stored_metadata)
         if sealer is not None:
             ctype, cbytes = sealer.seal(("c", thread_id, ns, checkpoint["id"]), (ctype, cbytes))
             mtype, mbytes = sealer.seal(("m", thread_id, ns, checkpoint["id"]), (mtype, mbytes))
@@ -600,12 +619,12 @@ class SqliteSaver(SqliteUpkeep, SqliteBodies, SqlLeases, StoredValues, BaseCheck
             thread_id,
             ns,
             checkpoint["id"],
-            parent_id,
+            pack_id(parent_id),
             ctype,
             cbytes,
             mtype,
             mbytes,
-            metadata_json(stored_metadata),
+            mjson,
             body_base,
         )
         token = lease_token(config)
@@ -617,7 +636,7 @@ class SqliteSaver(SqliteUpkeep, SqliteBodies, SqlLeases, StoredValues, BaseCheck
                 if found is None or not found[0]:
                     # the keyframe is gone (deleted by another connection): store whole
                     change = body_base = None
-                    typed = self.serde.dumps_typed(pack_checkpoint(body))
+                    typed = self.serde.dumps_typed(pack_checkpoint(body, ts_from_id=True))
                     plain = typed[1]
                     if sealer is not None:
                         typed = sealer.seal(("c", thread_id, ns, checkpoint["id"]), typed)

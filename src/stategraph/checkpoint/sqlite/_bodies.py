@@ -92,7 +92,7 @@ class SqliteBodies:
     ) -> None:
         """Rewrite the body of checkpoint ``cid``, stored as a change, whole."""
         body = self._read_body(conn, tid, ns, cid, stored)
-        typed = self.serde.dumps_typed(pack_checkpoint(body))
+        typed = self.serde.dumps_typed(pack_checkpoint(body, ts_from_id=True))
         sealer = sealer_of(self.serde)
         if sealer is not None:
             typed = sealer.seal(("c", tid, ns, cid), typed)

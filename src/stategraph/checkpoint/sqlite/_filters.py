@@ -1,12 +1,18 @@
-"""Metadata filtering for the SQLite savers, safe against SQL injection.
+"""Metadata storage and filtering for the SQLite savers, safe against SQL injection.
 
-Metadata is stored twice: serialized (the source of truth) and as JSON text holding
-only its top-level scalar values (``metadata_json``). A ``list(filter=...)`` entry is
-pushed down to SQL as ``json_extract(metadata_json, ?) = ?`` only when its key matches
-``^[A-Za-z0-9_-]+$`` and its value is a plain scalar; the JSON path and the value are
-bound parameters, never spliced into the statement. Every filter entry is also checked
-in Python on the deserialized metadata, so SQL only narrows the candidates and a key
-such as ``"x') OR 1=1 --"`` simply matches no checkpoint.
+``metadata_json`` holds the JSON text of the metadata's top-level scalar values and of
+its string-to-string maps (``parents``). When that text says all of the metadata
+exactly (the usual ``source``/``step``/``parents``), it is the only copy: the row's
+``metadata_type`` is :data:`JSON_METADATA` and ``metadata`` is empty. Otherwise
+``metadata`` holds the serialized metadata (the source of truth) as well.
+
+A ``list(filter=...)`` entry is pushed down to SQL as ``json_extract(metadata_json, ?)
+= ?`` only when its key matches ``^[A-Za-z0-9_-]+$`` and its value is a plain scalar
+(and the stored value must be a scalar too: a map's JSON text never matches); the
+JSON path and the value are bound parameters, never spliced into the statement. Every
+filter entry is also checked in Python on the deserialized metadata, so SQL only
+narrows the candidates and a key such as ``"x') OR 1=1 --"`` simply matches no
+checkpoint.
 """
 
 from __future__ import annotations
@@ -14,12 +20,19 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import Any
 
-__all__ = ["metadata_json", "filter_clauses"]
+__all__ = ["JSON_METADATA", "metadata_json", "load_metadata", "filter_clauses"]
 
+JSON_METADATA = ""
+"""``metadata_type`` of a row whose metadata is its ``metadata_json`` text alone: no
+serializer's tag (the metadata was not serialized), and the shortest there is."""
+
+_ENCODER = json.JSONEncoder(separators=(",", ":"))
+"""One compact encoder for every checkpoint (``json.dumps`` with ``separators`` makes
+a new one per call)."""
 _SAFE_KEY = re.compile(r"^[A-Za-z0-9_\-]+$")
 _INT64 = (-(2**63), 2**63 - 1)
 
@@ -58,21 +71,50 @@ def _exact_number(value: Decimal) -> int | float | None:
     return number if number == value and _sql_scalar(number) else None
 
 
-def metadata_json(metadata: Mapping[str, Any]) -> str:
-    """Return the JSON text of ``metadata``'s top-level scalar values (for filters).
+def _str_map(value: Any) -> bool:
+    """Whether ``value`` is a dict of strings to strings that JSON gives back exactly
+    (and SQL reads as it is: see :func:`_sql_scalar`)."""
+    return type(value) is dict and all(
+        type(k) is str and type(v) is str and _sql_scalar(k) and _sql_scalar(v)
+        for k, v in value.items()
+    )
+
+
+def metadata_json(metadata: Mapping[str, Any]) -> tuple[str, bool]:
+    """Return the JSON text of ``metadata``'s top-level scalar values and string maps
+    (for filters), and whether that text gives back all of ``metadata`` exactly.
 
     A ``Decimal`` is kept as the int or float equal to it, when there is one: a
     value left out here could otherwise never match a filter pushed down to SQL.
+    Subclasses (an ``IntEnum``, a ``str`` enum) are kept for filters but make the
+    text inexact, as do keys that are not strings.
     """
     view: dict[str, Any] = {}
+    exact = True
     for key, value in metadata.items():
         if isinstance(value, Decimal):
             value = _exact_number(value)
+            exact = False
             if value is not None:
                 view[str(key)] = value
         elif _sql_scalar(value):
             view[str(key)] = value
-    return json.dumps(view, separators=(",", ":"))
+            exact = exact and type(value) in (str, int, float, bool) and type(key) is str
+        elif _str_map(value):
+            view[str(key)] = value
+            exact = exact and type(key) is str
+        else:
+            exact = False
+    return _ENCODER.encode(view), exact
+
+
+def load_metadata(loads: Callable[[tuple[str, Any]], Any], mtype: str, stored: Any) -> Any:
+    """The metadata of a row read with the savers' column list: ``stored`` is the
+    ``metadata_json`` text when ``mtype`` is :data:`JSON_METADATA`, else the serialized
+    metadata that ``loads`` (the serializer's ``loads_typed``) reads."""
+    if mtype == JSON_METADATA:
+        return json.loads(stored)
+    return loads((mtype, stored))
 
 
 def filter_clauses(
@@ -88,9 +130,12 @@ def filter_clauses(
     exact = True
     for key, value in (filter or {}).items():
         if json_available and isinstance(key, str) and _SAFE_KEY.match(key) and _sql_scalar(value):
-            clauses.append("json_extract(metadata_json, ?) = ?")
-            params.append(f'$."{key}"')
-            params.append(value)
+            clauses.append(
+                "json_extract(metadata_json, ?) = ? AND json_type(metadata_json, ?) "
+                "NOT IN ('object', 'array')"
+            )
+            path = f'$."{key}"'
+            params += (path, value, path)
         else:
             exact = False
     return clauses, params, exact

@@ -3,11 +3,37 @@ its reading, writing and upkeep code)."""
 
 from __future__ import annotations
 
+from stategraph.checkpoint.sqlite._filters import JSON_METADATA
+
 _PAGE = 100
 _COLUMNS = (
-    "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, "
-    "type, checkpoint, metadata_type, metadata"
+    "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, "
+    f"metadata_type, CASE metadata_type WHEN '{JSON_METADATA}' THEN metadata_json "
+    "ELSE metadata END"
 )
+"""A checkpoint row as ``_load`` reads it; the last column is the metadata as stored
+(``_filters.load_metadata``: its JSON text when that is its only copy)."""
+
+
+def list_query(conds: list[str], whole_thread: bool) -> str:
+    """``list``'s statement for the conditions ``conds`` (their parameters bound in
+    order, then ``LIMIT``'s; twice over when ``whole_thread``), newest first.
+
+    ``whole_thread`` (a thread named, no namespace): the thread's root checkpoints
+    (in primary-key order) merged with its nested ones (index ``checkpoints_nested``),
+    so no sort of the whole thread is needed for one page.
+    """
+    where = " AND ".join(conds)
+    order = " ORDER BY checkpoint_id DESC, thread_id DESC, checkpoint_ns DESC LIMIT ?"
+    if whole_thread:
+        return (
+            f"SELECT {_COLUMNS} FROM checkpoints WHERE {where} AND checkpoint_ns = '' "
+            f"UNION ALL SELECT {_COLUMNS} FROM checkpoints WHERE {where} "
+            f"AND checkpoint_ns != ''{order}"
+        )
+    return f"SELECT {_COLUMNS} FROM checkpoints" + (f" WHERE {where}" if where else "") + order
+
+
 _INSERT_BLOB = (
     "INSERT OR IGNORE INTO blobs (thread_id, checkpoint_ns, channel, version, type, blob, "
     "base) VALUES (?, ?, ?, ?, ?, ?, ?)"

@@ -30,6 +30,8 @@ from stategraph.checkpoint._retention import (
 from stategraph.checkpoint._seal import Sealer, referenced, sealer_of, stored_base
 from stategraph.checkpoint._util import check_ids
 from stategraph.checkpoint.base import CheckpointTuple
+from stategraph.checkpoint.sqlite._filters import JSON_METADATA
+from stategraph.checkpoint.sqlite._schema import BUMP_THREAD
 from stategraph.checkpoint.sqlite._statements import (
     _COLUMNS,
     _INSERT_BLOB,
@@ -41,6 +43,10 @@ from stategraph.checkpoint.sqlite._statements import (
 )
 
 __all__ = ["SqliteUpkeep"]
+
+_THREAD_TABLES = ("checkpoints", "writes", "blobs", "items", "thread_ttl")
+"""The tables holding rows of one thread (what deleting a thread deletes of it; its
+``thread_changes`` row is moved up instead, so the studio sees the thread gone)."""
 
 
 class _Host(Protocol):
@@ -97,11 +103,9 @@ class SqliteUpkeep(SweeperThread):
         check_ids("delete_thread", thread_id=thread_id)
         key = (str(thread_id),)
         with self._transaction(write=True) as conn:
-            conn.execute("DELETE FROM checkpoints WHERE thread_id = ?", key)
-            conn.execute("DELETE FROM writes WHERE thread_id = ?", key)
-            conn.execute("DELETE FROM blobs WHERE thread_id = ?", key)
-            conn.execute("DELETE FROM items WHERE thread_id = ?", key)
-            conn.execute("DELETE FROM thread_ttl WHERE thread_id = ?", key)
+            for table in _THREAD_TABLES:
+                conn.execute(f"DELETE FROM {table} WHERE thread_id = ?", key)
+            conn.execute(BUMP_THREAD, key)
         self.keyframes.forget(str(thread_id))
         if self.delta is not None:
             self.delta.forget(str(thread_id))
@@ -242,7 +246,9 @@ class SqliteUpkeep(SweeperThread):
                     cid,
                     parent,
                     *move(("c", src, ns, cid), ct, cb),
-                    *move(("m", src, ns, cid), mt, mb),
+                    # (a row whose metadata is its JSON text alone, written before
+                    # encryption, seals that text)
+                    *move(("m", src, ns, cid), mt, mjson.encode() if mt == JSON_METADATA else mb),
                     mjson,
                     base,
                 )
@@ -331,6 +337,8 @@ class SqliteUpkeep(SweeperThread):
             "checkpoint_id = ?",
             drop,
         )
+        if drop:
+            conn.execute(BUMP_THREAD, (tid,))
         conn.executemany(
             "DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
             drop,
@@ -405,8 +413,9 @@ class SqliteUpkeep(SweeperThread):
                 ).fetchone()
                 if row is None or row[0] >= cutoff:
                     continue
-                for table in ("checkpoints", "writes", "blobs", "items", "thread_ttl"):
+                for table in _THREAD_TABLES:
                     conn.execute(f"DELETE FROM {table} WHERE thread_id = ?", (tid,))
+                conn.execute(BUMP_THREAD, (tid,))
             self.keyframes.forget(tid)
             if self.delta is not None:
                 self.delta.forget(tid)
