@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.checkpoint.sqlite_faults import executemany_failing_after_first_row
 
 from stategraph.checkpoint.base import CheckpointMetadata, create_checkpoint, empty_checkpoint
 from stategraph.checkpoint.sqlite import SqliteSaver
@@ -160,20 +161,10 @@ def test_crash_inside_put_writes_rolls_back(db: Path, monkeypatch: pytest.Monkey
     config, _ = put_step(saver, {"configurable": {"thread_id": "t"}}, empty_checkpoint(), 0, 1)
     saver.put_writes(config, [("a", 1)], "task-0")
 
-    real = conn.executemany
     inserted: list[Any] = []
-
-    def fails_after_first_row(sql: str, rows: Any) -> sqlite3.Cursor:
-        if " INTO writes " not in sql:
-            return real(sql, rows)
-
-        def first_row_then_failure() -> Iterator[Any]:
-            it = iter(rows)
-            inserted.append(next(it))
-            yield inserted[-1]
-            raise sqlite3.OperationalError("injected failure")
-
-        return real(sql, first_row_then_failure())
+    fails_after_first_row = executemany_failing_after_first_row(
+        conn.executemany, " INTO writes ", inserted
+    )
 
     monkeypatch.setattr(conn, "executemany", fails_after_first_row)
     with pytest.raises(sqlite3.OperationalError, match="injected"):

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.checkpoint.sqlite_faults import executemany_failing_after_first_row
 
 from stategraph.checkpoint._list_delta import DELTA_TYPE
 from stategraph.checkpoint.base import CheckpointMetadata, create_checkpoint, empty_checkpoint
@@ -142,20 +143,10 @@ def test_a_failing_first_call_leaves_nothing_and_the_batch_goes_on(
 ) -> None:
     config, parent = _put(saver, ROOT, empty_checkpoint(), 0, "v0")
     conn = saver.conn
-    real = conn.executemany
     inserted: list[Any] = []
-
-    def fails_after_first_row(sql: str, rows: Any) -> sqlite3.Cursor:
-        if " INTO writes " not in sql:
-            return real(sql, rows)
-
-        def first_row_then_failure() -> Iterator[Any]:
-            it = iter(rows)
-            inserted.append(next(it))
-            yield inserted[-1]
-            raise sqlite3.OperationalError("injected failure")
-
-        return real(sql, first_row_then_failure())
+    fails_after_first_row = executemany_failing_after_first_row(
+        conn.executemany, " INTO writes ", inserted
+    )
 
     with saver.batch():
         conn.executemany = fails_after_first_row  # type: ignore[method-assign]

@@ -15,6 +15,7 @@ import warnings
 from typing import Annotated, Any, TypedDict
 
 import pytest
+from tests.pregel.forked_child import wait_for_child
 
 from stategraph.graph import START, StateGraph
 from stategraph.pregel import _step_pool as step_pool
@@ -163,19 +164,10 @@ def test_a_child_forked_during_a_step_stops_instead_of_waiting_for_its_parents_t
     os.close(write)
     assert outcome == "finished ['a', 'b']"  # the parent's run is unaffected
     (pid,) = child
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            break
-        time.sleep(0.05)
-    else:
-        os.kill(pid, 9)
-        os.waitpid(pid, 0)
-        pytest.fail("the forked child waited for ever for a thread it does not have")
+    code = wait_for_child(pid, "the forked child waited for ever for a thread it does not have")
     with os.fdopen(read) as f:
         report = f.read()
-    assert os.waitstatus_to_exitcode(status) == 0
+    assert code == 0
     assert report.startswith("RuntimeError: Run "), report
     assert "'b'" in report and "stopped before finishing them" in report
 

@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 import pytest
+from tests.pregel.forked_child import wait_for_child
 
 from stategraph.channels import LastValue, Topic
 from stategraph.pregel import NodeBuilder, Pregel
@@ -126,18 +127,9 @@ def test_a_forked_child_does_not_use_its_parents_idle_pools() -> None:
         finally:
             os._exit(code)
     os.close(write)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            break
-        time.sleep(0.05)
-    else:
-        os.kill(pid, 9)
-        os.waitpid(pid, 0)
-        pytest.fail("the forked child hung running a parallel step")
+    code = wait_for_child(pid, "the forked child hung running a parallel step")
     with os.fdopen(read) as f:
         report = f.read()
-    assert os.waitstatus_to_exitcode(status) == 0
+    assert code == 0
     # the child forgot the parent's pools, ran on a new one and kept only that one
     assert report == repr((1, [5, 6]))
