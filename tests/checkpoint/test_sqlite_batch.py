@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.checkpoint.checkpoint_steps import put_step
 from typing_extensions import TypedDict
 
-from stategraph.checkpoint.base import CheckpointMetadata, create_checkpoint, empty_checkpoint
+from stategraph.checkpoint.base import create_checkpoint, empty_checkpoint
 from stategraph.checkpoint.memory import InMemorySaver
 from stategraph.checkpoint.sqlite import SqliteSaver
 from stategraph.graph import END, START, StateGraph
@@ -30,12 +31,7 @@ def saver(tmp_path: Path) -> Iterator[SqliteSaver]:
 def _put(
     saver: SqliteSaver, config: dict[str, Any], parent: Any, step: int
 ) -> tuple[dict[str, Any], Any]:
-    checkpoint = create_checkpoint(parent, None, step)
-    version = saver.get_next_version(checkpoint["channel_versions"].get("x"), None)
-    checkpoint["channel_values"]["x"] = step
-    checkpoint["channel_versions"]["x"] = version
-    metadata: CheckpointMetadata = {"source": "loop", "step": step}
-    return saver.put(config, checkpoint, metadata, {"x": version}), checkpoint
+    return put_step(saver, config, parent, step, step)
 
 
 def test_batch_commits_once_and_keeps_every_call(saver: SqliteSaver, tmp_path: Path) -> None:

@@ -12,26 +12,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.checkpoint.checkpoint_steps import put_step
 from tests.checkpoint.sqlite_faults import executemany_failing_after_first_row
 
-from stategraph.checkpoint.base import CheckpointMetadata, create_checkpoint, empty_checkpoint
+from stategraph.checkpoint.base import empty_checkpoint
 from stategraph.checkpoint.sqlite import SqliteSaver
 from stategraph.checkpoint.sqlite._schema import MIGRATIONS
 
 
 def connect(path: Path | str, **kwargs: Any) -> sqlite3.Connection:
     return sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, **kwargs)
-
-
-def put_step(
-    saver: SqliteSaver, config: dict[str, Any], parent: Any, step: int, value: Any
-) -> tuple[dict[str, Any], Any]:
-    checkpoint = create_checkpoint(parent, None, step)
-    version = saver.get_next_version(checkpoint["channel_versions"].get("x"), None)
-    checkpoint["channel_values"]["x"] = value
-    checkpoint["channel_versions"]["x"] = version
-    metadata: CheckpointMetadata = {"source": "loop", "step": step}
-    return saver.put(config, checkpoint, metadata, {"x": version}), checkpoint
 
 
 @pytest.fixture

@@ -17,10 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.checkpoint.checkpoint_steps import put_step
 from tests.checkpoint.sqlite_faults import executemany_failing_after_first_row
 
 from stategraph.checkpoint._list_delta import DELTA_TYPE
-from stategraph.checkpoint.base import CheckpointMetadata, create_checkpoint, empty_checkpoint
+from stategraph.checkpoint.base import create_checkpoint, empty_checkpoint
 from stategraph.checkpoint.lease import LEASE_TOKEN_KEY
 from stategraph.checkpoint.sqlite import SqliteSaver
 from stategraph.errors import LeaseLostError
@@ -62,13 +63,7 @@ def _put(
     value: Any,
     token: int | None = None,
 ) -> tuple[dict[str, Any], Any]:
-    checkpoint = create_checkpoint(parent, None, step)
-    version = saver.get_next_version(checkpoint["channel_versions"].get("x"), None)
-    checkpoint["channel_values"]["x"] = value
-    checkpoint["channel_versions"]["x"] = version
-    metadata: CheckpointMetadata = {"source": "loop", "step": step}
-    saved = saver.put(_with_token(config, token), checkpoint, metadata, {"x": version})
-    return saved, checkpoint
+    return put_step(saver, _with_token(config, token), parent, step, value)
 
 
 def _trace(saver: SqliteSaver) -> list[str]:
