@@ -11,6 +11,7 @@ and a delta whose base is gone is stored whole.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -230,3 +231,14 @@ def test_a_delta_whose_base_was_deleted_meanwhile_is_stored_whole(
     with SqliteSaver.from_conn_string(path) as cold:
         latest = cold.get_tuple(ROOT)
         assert latest is not None and latest.checkpoint["channel_values"] == {"x": value}
+
+
+def test_statements_use_plain_placeholders() -> None:
+    # Python 3.12 warns, and 3.14 refuses, numbered placeholders (?1) bound from a
+    # sequence: every statement the saver sends takes its parameters in order
+    from stategraph.checkpoint.sqlite import _statements
+
+    texts = {k: v for k, v in vars(_statements).items() if isinstance(v, str) and "?" in v}
+    assert "_INSERT_WRITE" in texts and "_INSERT_DELTA" in texts
+    numbered = {k for k, v in texts.items() if re.search(r"\?\d", v)}
+    assert numbered == set()

@@ -119,6 +119,27 @@ def test_stopping_without_waiting_drops_the_jobs_not_started() -> None:
         crew.submit(_Gate(ran, "late"), 1)
 
 
+def test_a_crew_that_cannot_start_a_thread_runs_the_job_on_the_caller(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Python 3.12+ refuses new threads once the main thread has ended
+    def refuse(self: threading.Thread) -> None:
+        raise RuntimeError("can't create new thread at interpreter shutdown")
+
+    ran_on: list[int] = []
+
+    class Job:
+        def run(self) -> None:
+            ran_on.append(threading.get_ident())
+
+    crew = step_pool.Crew(2)
+    monkeypatch.setattr(threading.Thread, "start", refuse)
+    crew.submit(Job(), 1)
+    assert ran_on == [threading.get_ident()]  # ran before submit returned, here
+    assert crew.threads == []
+    assert crew.inbox.empty()  # nothing left queued for a thread that never came
+
+
 def test_a_crew_needs_a_thread() -> None:
     with pytest.raises(ValueError, match="at least one thread"):
         step_pool.Crew(0)

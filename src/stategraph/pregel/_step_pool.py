@@ -93,7 +93,12 @@ class Crew:
 
     def submit(self, job: Job, unfinished: int) -> None:
         """Queue ``job``; ``unfinished`` counts the run's jobs not known to have ended,
-        this one included: a thread is started while they outnumber the threads."""
+        this one included: a thread is started while they outnumber the threads.
+
+        An interpreter that refuses new threads (Python 3.12 and later once the main
+        thread has ended, while other threads still run) leaves a crew with no thread
+        to run ``job``: it then runs on the calling thread, before this returns (the
+        step's tasks run one after the other, as with one worker)."""
         if self.stopped:
             raise RuntimeError("this crew was stopped: it runs no more jobs")
         threads = self.threads
@@ -104,8 +109,14 @@ class Crew:
                 name=f"stategraph-step_{len(threads)}",
                 daemon=True,
             )
-            thread.start()
-            threads.append(thread)
+            try:
+                thread.start()
+            except RuntimeError:
+                if not any(t.is_alive() for t in threads):
+                    job.run()
+                    return
+            else:
+                threads.append(thread)
         self.inbox.put(job)
 
     def serving(self) -> bool:

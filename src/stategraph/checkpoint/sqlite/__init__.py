@@ -690,7 +690,8 @@ class SqliteSaver(SqliteUpkeep, SqliteBodies, SqlLeases, StoredValues, BaseCheck
             if at not in deltas:
                 continue
             r = blob_rows[at]
-            if conn.execute(_INSERT_DELTA, _seal_blob(r, sealer)).rowcount:
+            sealed = _seal_blob(r, sealer)
+            if conn.execute(_INSERT_DELTA, (*sealed, r[0], r[1], r[2], r[6])).rowcount:
                 continue  # stored on its base
             if conn.execute(_SELECT_BLOB, (r[0], r[1], r[2], entry.base)).fetchone() is not None:
                 continue  # this version was stored before (kept as it is)
@@ -730,9 +731,9 @@ class SqliteSaver(SqliteUpkeep, SqliteBodies, SqlLeases, StoredValues, BaseCheck
                 wtype, wbytes = sealer.seal(
                     ("w", thread_id, ns, checkpoint_id, task_id, channel), (wtype, wbytes)
                 )
-            rows.append(
-                (thread_id, ns, checkpoint_id, task_id, idx, channel, wtype, wbytes, task_path)
-            )
+            # (the statement's last three parameters repeat the first three)
+            head = (thread_id, ns, checkpoint_id)
+            rows.append((*head, task_id, idx, channel, wtype, wbytes, task_path, *head))
         with self._transaction(write=True) as conn:
             if token is not None:
                 self._fence(conn, thread_id, token, ns, None)

@@ -52,11 +52,13 @@ _INSERT_NEW_CHECKPOINT = (
 then handles as a checkpoint saved again (see ``SqliteSaver.put``)."""
 _INSERT_DELTA = (
     "INSERT OR IGNORE INTO blobs (thread_id, checkpoint_ns, channel, version, type, blob, "
-    "base) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7 WHERE EXISTS (SELECT 1 FROM blobs WHERE "
-    "thread_id = ?1 AND checkpoint_ns = ?2 AND channel = ?3 AND version = ?7)"
+    "base) SELECT ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM blobs WHERE "
+    "thread_id = ? AND checkpoint_ns = ? AND channel = ? AND version = ?)"
 )
 """A delta's row, inserted only if the version it is based on (``base``) is stored:
-no row changed means the base is gone or the version was stored already."""
+no row changed means the base is gone or the version was stored already. Parameters:
+the row's seven values, then its thread, namespace, channel and base again (plain
+``?`` placeholders: Python 3.14's sqlite3 refuses numbered ones with a sequence)."""
 _EXISTS_CHECKPOINT = (
     "SELECT body_base IS NULL FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
     "AND checkpoint_id = ?"
@@ -69,9 +71,9 @@ _WRITE_COLUMNS = (
     "thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, task_path, seq"
 )
 _INSERT_WRITE = (
-    f"INSERT INTO writes ({_WRITE_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
-    "(SELECT COALESCE(MAX(seq), 0) + 1 FROM writes WHERE thread_id = ?1 AND "
-    "checkpoint_ns = ?2 AND checkpoint_id = ?3)) "
+    f"INSERT INTO writes ({_WRITE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
+    "(SELECT COALESCE(MAX(seq), 0) + 1 FROM writes WHERE thread_id = ? AND "
+    "checkpoint_ns = ? AND checkpoint_id = ?)) "
     "ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET "
     "channel = excluded.channel, type = excluded.type, value = excluded.value, "
     "task_path = excluded.task_path WHERE excluded.idx < 0"
@@ -79,7 +81,8 @@ _INSERT_WRITE = (
 """A pending write, numbered after the checkpoint's last one (``seq``: the order in
 which writes were first saved). A write to a special channel (``idx`` < 0) replaces
 the one saved before; a regular write is kept only if absent (and then takes no
-number)."""
+number). Parameters: the nine columns before ``seq``, then the thread, namespace and
+checkpoint id again."""
 _EMPTY = "empty"
 _INSERT_ITEM = (
     "INSERT OR IGNORE INTO items (thread_id, checkpoint_ns, hash, type, value) "
